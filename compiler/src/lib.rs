@@ -1,0 +1,2 @@
+//! `neuronc`: driver and library facade of neuronc-rs.
+pub use neuronc_ir as ir;

@@ -1,0 +1,2 @@
+//! The `neuronc-rs` command line.
+fn main() {}
