@@ -444,7 +444,9 @@ def _():
         b = lax.all_gather(x, "i")
         c = lax.ppermute(x, "i", [(0, 0)])
         d = lax.pmax(x, "i")
-        return a, b[0], c, d
+        e = lax.psum_scatter(x, "i", tiled=True)          # reduce_scatter
+        i = lax.axis_index("i") + jnp.zeros(x.shape, jnp.int32)  # partition_id
+        return a, b[0], c, d, e, i
 
     def f(x):
         return jax.shard_map(body, mesh=mesh, in_specs=P("i"), out_specs=P("i"))(x)
@@ -535,7 +537,7 @@ def main():
         jf = jax.jit(f, keep_unused=True)
         if not run:
             exp = jax.export.export(jf, platforms=[platform or "cpu"])(*args)
-            text = exp.mlir_module()
+            text = relativize(exp.mlir_module())
             with open(os.path.join(a.out, name + ".mlir"), "w") as fh:
                 fh.write(text)
             ops = count_ops(text)  # parses + verifies

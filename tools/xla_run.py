@@ -129,9 +129,14 @@ def compile_and_run(text, args):
     backend = xb.get_backend("cpu")
     dev = backend.devices()[0]
     exe = backend.compile_and_load(text, backend.devices()[:1], xc.CompileOptions())
-    bufs = [jax.device_put(a, dev) for a in args]
-    res = exe.execute(bufs)
-    return [np.asarray(r) for r in res]
+    old_x64 = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)  # else device_put narrows i64/f64 to 32 bits
+    try:
+        bufs = [jax.device_put(a, dev) for a in args]
+        res = exe.execute(bufs)
+        return [np.asarray(r) for r in res]
+    finally:
+        jax.config.update("jax_enable_x64", old_x64)
 
 
 def compare(outs, ref, rtol, atol):

@@ -1,2 +1,25 @@
-//! The `neuronc-rs` command line.
-fn main() {}
+//! The `neuronc-rs` command line: wires the process's stdin/stdout/stderr to
+//! [`neuronc::cli::run`] and exits with its code (0 ok, 1 invalid input, 2 usage).
+
+use std::io::{BufWriter, IsTerminal};
+
+fn main() {
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    let color = stderr.is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let mut out = BufWriter::new(stdout.lock());
+    let mut err = stderr.lock();
+    let mut stdin = std::io::stdin().lock();
+    let outcome = neuronc::cli::run(
+        std::env::args_os(),
+        neuronc::cli::Io {
+            stdin: &mut stdin,
+            out: &mut out,
+            err: &mut err,
+            base_dir: None,
+            color,
+        },
+    );
+    drop(out);
+    std::process::exit(outcome.code);
+}

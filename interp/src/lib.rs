@@ -1,1 +1,151 @@
-//! placeholder crate root; see README.
+//! `neuronc-interp`: the reference interpreter of neuronc-rs — the semantic ground truth
+//! every pass and the backend are checked against.
+//!
+//! Entry point: [`run_function`]. Modules:
+//! * [`tensor`] — host tensors ([`Tensor`]) and the byte encoding of every element type;
+//! * [`floatfmt`] — the f8/f6/f4 formats and `reduce_precision`;
+//! * `eval` / `dispatch` — regions, control flow, and the routing of each op;
+//! * `elementwise`, `convert`, `shape`, `gather`, `reduce`, `sort`, `linalg`, `linalg2`,
+//!   `conv`, `batchnorm`, `rng`, `collectives`, `custom`, `check` — op semantics;
+//! * [`npz`] — `.npz` input/output files; [`compare`] — tolerance checks for tests.
+//!
+//! Invariants: running user input never panics — every failure is an [`InterpError`];
+//! results are deterministic.
+
+mod batchnorm;
+pub mod check;
+mod collectives;
+pub mod compare;
+mod conv;
+mod convert;
+mod custom;
+mod dispatch;
+mod elementwise;
+mod error;
+mod eval;
+pub mod floatfmt;
+mod gather;
+mod linalg;
+mod linalg2;
+mod mathfn;
+pub mod npz;
+mod reduce;
+mod region;
+mod rng;
+mod shape;
+mod sort;
+pub mod tensor;
+
+pub use compare::{compare, Mismatch};
+pub use error::InterpError;
+pub use tensor::{Data, Tensor};
+
+use eval::{Interp, Val};
+use neuronc_ir::{Module, TensorType};
+
+/// How to run a function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Number of simulated replicas (>= 1).
+    pub replicas: u32,
+    /// Number of simulated partitions (>= 1).
+    pub partitions: u32,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            replicas: 1,
+            partitions: 1,
+        }
+    }
+}
+
+/// The argument types of function `func_name` (tensor arguments only).
+pub fn arg_types(module: &Module, func_name: &str) -> Result<Vec<TensorType>, InterpError> {
+    let f = module
+        .func(func_name)
+        .ok_or_else(|| InterpError::NoSuchFunction(func_name.to_string()))?;
+    module
+        .region(f.body)
+        .args
+        .iter()
+        .map(|&a| {
+            module.tensor_type(a).cloned().ok_or_else(|| InterpError::ArgType {
+                func: func_name.to_string(),
+                index: 0,
+                expected: "tensor".into(),
+                got: "non-tensor argument".into(),
+            })
+        })
+        .collect()
+}
+
+fn check_inputs(module: &Module, func_name: &str, inputs: &[Tensor]) -> Result<(), InterpError> {
+    let types = arg_types(module, func_name)?;
+    if types.len() != inputs.len() {
+        return Err(InterpError::ArgCount {
+            func: func_name.to_string(),
+            expected: types.len(),
+            got: inputs.len(),
+        });
+    }
+    for (i, (t, x)) in types.iter().zip(inputs).enumerate() {
+        if t != x.ty() {
+            return Err(InterpError::ArgType {
+                func: func_name.to_string(),
+                index: i,
+                expected: format!("{} {:?}", t.elem, t.shape),
+                got: format!("{} {:?}", x.elem(), x.shape()),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn flatten(v: Val, out: &mut Vec<Tensor>) {
+    match v {
+        Val::T(t) => out.push(t),
+        Val::Tuple(vs) => vs.into_iter().for_each(|x| flatten(x, out)),
+        Val::Token => {}
+    }
+}
+
+/// Runs `func_name` of `module` on `inputs` and returns its results (tuples flattened,
+/// tokens dropped). With several replicas/partitions, every simulated process gets the
+/// same inputs and the results of process 0 are returned.
+pub fn run_function(
+    module: &Module,
+    func_name: &str,
+    inputs: Vec<Tensor>,
+    opts: &RunOptions,
+) -> Result<Vec<Tensor>, InterpError> {
+    check_inputs(module, func_name, &inputs)?;
+    let n = opts.replicas.max(1) * opts.partitions.max(1);
+    if n > 1 {
+        return collectives::run_spmd(module, func_name, inputs, opts).map(|mut all| all.swap_remove(0));
+    }
+    let mut it = Interp::new(module);
+    let vals = it.call(func_name, inputs.into_iter().map(Val::T).collect())?;
+    let mut out = Vec::new();
+    vals.into_iter().for_each(|v| flatten(v, &mut out));
+    Ok(out)
+}
+
+/// Runs every simulated process and returns each one's results, indexed by
+/// `replica * partitions + partition`.
+pub fn run_function_all(
+    module: &Module,
+    func_name: &str,
+    inputs: Vec<Tensor>,
+    opts: &RunOptions,
+) -> Result<Vec<Vec<Tensor>>, InterpError> {
+    check_inputs(module, func_name, &inputs)?;
+    collectives::run_spmd(module, func_name, inputs, opts)
+}
+
+pub(crate) fn flatten_vals(vals: Vec<Val>) -> Vec<Tensor> {
+    let mut out = Vec::new();
+    vals.into_iter().for_each(|v| flatten(v, &mut out));
+    out
+}

@@ -60,6 +60,14 @@ pub enum Attr {
         operand_index: i64,
         operand_tuple_indices: Vec<i64>,
     },
+    /// `#stablehlo.result_accuracy<atol = .., rtol = .., ulps = .., mode = ..>`; `mode` is
+    /// the `result_accuracy_mode` case (`DEFAULT`, `HIGHEST`, `TOLERANCE`).
+    ResultAccuracy {
+        atol: f64,
+        rtol: f64,
+        ulps: i64,
+        mode: String,
+    },
     /// Any other attribute (`#mhlo.xyz<...>`, `#dialect<...>`, `affine_map<...>`):
     /// its source text, printed back unchanged.
     Opaque(String),

@@ -1,1 +1,11 @@
-//! placeholder crate root; see README.
+//! `neuronc-backend`: the NeuronCore back end of neuronc-rs.
+//!
+//! * [`hlo`] — XLA `HloModuleProto` / HLO text emission (the artifact neuronx-cc reads).
+//! * [`target`] — NeuronCore-v2/v3 hardware model as data: engines, memories, costs.
+
+pub mod engine;
+pub mod hlo;
+pub mod target;
+
+pub use hlo::{emit_hlo_module, HloArtifacts, HloError, HloOptions};
+pub use target::Target;

@@ -1,1 +1,34 @@
-//! placeholder crate root; see README.
+//! `neuronc-passes`: the pass infrastructure and the generic optimization passes.
+//!
+//! * [`pass`] — the [`Pass`] trait; [`context`] — [`PassContext`] (fuel, rewrite trace,
+//!   print sink); [`registry`] — every pass by kebab-case name.
+//! * [`pipeline`] — [`Pipeline`]s parsed from `--passes=` text and the `-O` presets;
+//!   [`manager`] — [`run_pipeline`], [`PassReport`] and [`OptOptions`] (the `opt` flags).
+//! * Passes, one file each: [`inline`], [`canonicalize`] (rules in its submodules),
+//!   [`cse`], [`dce`], [`decompose_batch_norm`].
+//!
+//! Invariants: passes are deterministic; every individual rewrite is announced through
+//! [`PassContext::try_rewrite`] before it happens (so `--opt-fuel` bisects and
+//! `--trace-rewrites` lists exactly the applied rewrites); passes keep the module valid
+//! (checked after every changing pass with `verify_each`).
+
+pub mod canonicalize;
+pub mod context;
+pub mod cse;
+pub mod dce;
+pub mod decompose_batch_norm;
+pub mod error;
+pub mod inline;
+pub mod ir_util;
+pub mod manager;
+pub mod neuron;
+pub mod pass;
+pub mod pipeline;
+pub mod registry;
+
+pub use context::{Changed, PassContext, PrintSink};
+pub use error::PassError;
+pub use manager::{run_pipeline, OptOptions, PassReport, PassRun};
+pub use pass::Pass;
+pub use pipeline::{Pipeline, PipelineItem};
+pub use registry::{registry, PassInfo};

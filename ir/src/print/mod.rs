@@ -1,7 +1,22 @@
 //! Printer: canonical pretty form and generic form of a [`Module`].
 //!
-//! (Being written.) Public API: [`print_module`], [`PrintOptions`].
+//! Owns: [`print_module`] / [`PrintOptions`], value naming, and module/function/region
+//! framing plus the generic op form; `attr` prints attributes and dense payloads,
+//! `pretty` the custom op syntaxes (mirroring `crate::parse::syntax`).
+//!
+//! Invariants: output is deterministic and re-parses (with our parser and with MLIR's)
+//! to an equal module; values are numbered per function like MLIR does (an op's region is
+//! numbered after the enclosing region's values; sibling regions reuse numbers); an op
+//! whose attributes do not fit its pretty syntax is printed in the generic form.
+
+mod attr;
+mod pretty;
+
+use crate::module::{OpId, RegionId, ValueId};
 use crate::Module;
+use std::fmt::Write;
+
+pub(crate) use attr::{write_attr, write_attr_dict};
 
 /// Printer options.
 #[derive(Clone, Copy, Debug, Default)]
@@ -12,8 +27,305 @@ pub struct PrintOptions {
     pub debug_locs: bool,
 }
 
+/// How a value is spelled.
+#[derive(Clone, Copy, Debug, Default)]
+enum Name {
+    #[default]
+    Unnamed,
+    Arg(u32),
+    Val(u32),
+    /// Result `i` of a multi-result op numbered `n`: `%n#i`.
+    Multi(u32, u32),
+}
+
+/// Printer state for one module.
+pub(crate) struct Printer<'m> {
+    pub m: &'m Module,
+    pub opts: PrintOptions,
+    pub out: String,
+    names: Vec<Name>,
+    indent: usize,
+}
+
 /// Prints a module as MLIR text.
 pub fn print_module(module: &Module, opts: &PrintOptions) -> String {
-    let _ = (module, opts);
-    String::new()
+    let mut p = Printer {
+        m: module,
+        opts: *opts,
+        out: String::with_capacity(module.ops.len() * 80 + 256),
+        names: vec![Name::Unnamed; module.values.len()],
+        indent: 0,
+    };
+    p.print_module();
+    p.out
+}
+
+impl<'m> Printer<'m> {
+    fn print_module(&mut self) {
+        let m = self.m;
+        self.out.push_str("module");
+        if let Some(n) = &m.name {
+            self.out.push(' ');
+            attr::write_symbol(&mut self.out, n);
+        }
+        if !m.attrs.is_empty() {
+            self.out.push_str(" attributes ");
+            write_attr_dict(self, &m.attrs);
+        }
+        self.out.push_str(" {\n");
+        self.indent = 1;
+        for f in 0..m.funcs.len() {
+            self.print_func(f);
+        }
+        self.indent = 0;
+        self.out.push_str("}\n");
+    }
+
+    fn print_func(&mut self, fi: usize) {
+        let m = self.m;
+        let f = &m.funcs[fi];
+        let (mut nv, mut na) = (0, 0);
+        self.number_region(f.body, &mut nv, &mut na);
+        self.pad();
+        self.out.push_str("func.func ");
+        if let Some(v) = &f.visibility {
+            self.out.push_str(v);
+            self.out.push(' ');
+        }
+        attr::write_symbol(&mut self.out, &f.name);
+        self.out.push('(');
+        let args = &m.region(f.body).args;
+        for (i, &a) in args.iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(", ");
+            }
+            self.value(a);
+            self.out.push_str(": ");
+            self.ty_of(a);
+            if let Some(d) = f.arg_attrs.get(i).filter(|d| !d.is_empty()) {
+                self.out.push(' ');
+                write_attr_dict(self, d);
+            }
+        }
+        self.out.push(')');
+        let has_res_attrs = f.result_attrs.iter().any(|d| !d.is_empty());
+        if !f.result_types.is_empty() {
+            self.out.push_str(" -> ");
+            let paren = f.result_types.len() != 1 || has_res_attrs;
+            if paren {
+                self.out.push('(');
+            }
+            for (i, &t) in f.result_types.iter().enumerate() {
+                if i > 0 {
+                    self.out.push_str(", ");
+                }
+                m.types.write(t, &mut self.out);
+                if let Some(d) = f.result_attrs.get(i).filter(|d| !d.is_empty()) {
+                    self.out.push(' ');
+                    write_attr_dict(self, d);
+                }
+            }
+            if paren {
+                self.out.push(')');
+            }
+        }
+        if !f.attrs.is_empty() {
+            self.out.push_str(" attributes ");
+            write_attr_dict(self, &f.attrs);
+        }
+        self.out.push_str(" {\n");
+        self.print_region_ops(f.body, true);
+        self.pad();
+        self.out.push('}');
+        if let Some(l) = f.loc.filter(|_| self.opts.debug_locs) {
+            self.out.push(' ');
+            self.out.push_str(&m.locs[l.index()]);
+        }
+        self.out.push('\n');
+    }
+
+    /// MLIR-style numbering: this region's args and results first, then nested regions
+    /// (each starting from the same counters, restored afterwards).
+    fn number_region(&mut self, r: RegionId, nv: &mut u32, na: &mut u32) {
+        let m = self.m;
+        let reg = m.region(r);
+        for &a in &reg.args {
+            self.names[a.index()] = Name::Arg(*na);
+            *na += 1;
+        }
+        for &op in &reg.ops {
+            let res = &m.op(op).results;
+            match res.len() {
+                0 => {}
+                1 => self.names[res[0].index()] = Name::Val(*nv),
+                _ => {
+                    for (i, &v) in res.iter().enumerate() {
+                        self.names[v.index()] = Name::Multi(*nv, i as u32);
+                    }
+                }
+            }
+            if !res.is_empty() {
+                *nv += 1;
+            }
+        }
+        for &op in &reg.ops {
+            for &sub in &m.op(op).regions {
+                let (sv, sa) = (*nv, *na);
+                self.number_region(sub, nv, na);
+                (*nv, *na) = (sv, sa);
+            }
+        }
+    }
+
+    pub(crate) fn pad(&mut self) {
+        for _ in 0..self.indent {
+            self.out.push_str("  ");
+        }
+    }
+
+    /// Writes a value use (`%3`, `%arg0`, `%5#1`).
+    pub(crate) fn value(&mut self, v: ValueId) {
+        let _ = match self.names.get(v.index()).copied().unwrap_or_default() {
+            Name::Arg(n) => write!(self.out, "%arg{n}"),
+            Name::Val(n) => write!(self.out, "%{n}"),
+            Name::Multi(n, i) => write!(self.out, "%{n}#{i}"),
+            Name::Unnamed => write!(self.out, "%unnamed{}", v.0),
+        };
+    }
+
+    pub(crate) fn values(&mut self, vs: &[ValueId]) {
+        for (i, &v) in vs.iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(", ");
+            }
+            self.value(v);
+        }
+    }
+
+    pub(crate) fn ty_of(&mut self, v: ValueId) {
+        self.m.types.write(self.m.value_type(v), &mut self.out);
+    }
+
+    /// `t1, t2` of the given values.
+    pub(crate) fn types_of(&mut self, vs: &[ValueId]) {
+        for (i, &v) in vs.iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(", ");
+            }
+            self.ty_of(v);
+        }
+    }
+
+    /// `(operand types) -> result type(s)`.
+    pub(crate) fn functional_type(&mut self, op: OpId) {
+        let o = self.m.op(op);
+        self.out.push('(');
+        self.types_of(&o.operands);
+        self.out.push_str(") -> ");
+        self.result_types(op);
+    }
+
+    /// A single result type, or a parenthesized list.
+    pub(crate) fn result_types(&mut self, op: OpId) {
+        let o = self.m.op(op);
+        if o.results.len() == 1 {
+            self.ty_of(o.results[0]);
+        } else {
+            self.out.push('(');
+            self.types_of(&o.results);
+            self.out.push(')');
+        }
+    }
+
+    /// Prints the ops of a region body (each on its own line, indented one level more).
+    pub(crate) fn print_region_ops(&mut self, r: RegionId, func_body: bool) {
+        self.indent += 1;
+        for &op in &self.m.region(r).ops {
+            self.print_op(op, func_body);
+        }
+        self.indent -= 1;
+    }
+
+    fn print_op(&mut self, op: OpId, func_body: bool) {
+        let o = self.m.op(op);
+        self.pad();
+        if !o.results.is_empty() {
+            self.value_def(o.results[0]);
+            if o.results.len() > 1 {
+                let _ = write!(self.out, ":{}", o.results.len());
+            }
+            self.out.push_str(" = ");
+        }
+        let mark = self.out.len();
+        if self.opts.generic || !self.print_pretty(op, func_body) {
+            self.out.truncate(mark);
+            self.print_generic(op);
+        }
+        if let Some(l) = o.loc.filter(|_| self.opts.debug_locs) {
+            self.out.push(' ');
+            self.out.push_str(&self.m.locs[l.index()]);
+        }
+        self.out.push('\n');
+    }
+
+    /// Gives `dst` values the names of `src` values (shared iteration-argument names).
+    pub(crate) fn alias_args(&mut self, dst: &[ValueId], src: &[ValueId]) {
+        for (d, s) in dst.iter().zip(src) {
+            self.names[d.index()] = self.names[s.index()];
+        }
+    }
+
+    /// The defining name of a result group (`%3` for `%3#0`).
+    fn value_def(&mut self, v: ValueId) {
+        let _ = match self.names[v.index()] {
+            Name::Val(n) | Name::Multi(n, _) => write!(self.out, "%{n}"),
+            _ => write!(self.out, "%unnamed{}", v.0),
+        };
+    }
+
+    /// `"name"(operands) ({regions}) {attrs} : (types) -> types`.
+    fn print_generic(&mut self, op: OpId) {
+        let o = self.m.op(op);
+        let _ = write!(self.out, "\"{}\"(", o.kind.name());
+        self.values(&o.operands);
+        self.out.push(')');
+        if !o.regions.is_empty() {
+            self.out.push_str(" (");
+            for (i, &r) in o.regions.iter().enumerate() {
+                if i > 0 {
+                    self.out.push_str(", ");
+                }
+                self.region_block(r, true);
+            }
+            self.out.push(')');
+        }
+        if !o.attrs.is_empty() {
+            self.out.push(' ');
+            write_attr_dict(self, &o.attrs);
+        }
+        self.out.push_str(" : ");
+        self.functional_type(op);
+    }
+
+    /// `{ ^bb0(args): ops }` (the block header only when `header` and there are args).
+    pub(crate) fn region_block(&mut self, r: RegionId, header: bool) {
+        self.out.push_str("{\n");
+        let args = &self.m.region(r).args;
+        if header && !args.is_empty() {
+            self.pad();
+            self.out.push_str("^bb0(");
+            for (i, &a) in args.iter().enumerate() {
+                if i > 0 {
+                    self.out.push_str(", ");
+                }
+                self.value(a);
+                self.out.push_str(": ");
+                self.ty_of(a);
+            }
+            self.out.push_str("):\n");
+        }
+        self.print_region_ops(r, false);
+        self.pad();
+        self.out.push('}');
+    }
 }

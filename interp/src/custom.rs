@@ -1,0 +1,93 @@
+//! `stablehlo.custom_call` targets found in real traces.
+//!
+//! Owns: the table of supported targets: `mhlo.erf` (torch_xla GELU) and other `mhlo.*`
+//! elementwise math, the `check.*` forms, sharding annotations (identity), jax's
+//! `shape_assertion`, and the LAPACK FFI calls jax emits on CPU (`lapack_?potrf_ffi`,
+//! `lapack_?trsm_ffi`). Invariant: any other target is
+//! [`InterpError::UnsupportedCustomCall`] naming it.
+
+use crate::dispatch::Ctx;
+use crate::elementwise as ew;
+use crate::error::InterpError;
+use crate::eval::{Interp, Res, Val};
+use crate::linalg2::{cholesky, triangular_solve, TriOpts};
+use crate::tensor::Tensor;
+use neuronc_ir::{Attr, NamedAttrs, OpKind};
+
+fn target_name(cx: &Ctx<'_>) -> Res<String> {
+    match cx.attrs().get("call_target_name") {
+        Some(Attr::Str(s)) | Some(Attr::Symbol(s)) => Ok(s.clone()),
+        _ => Err(cx.err("missing call_target_name")),
+    }
+}
+
+/// A character option of LAPACK's `mhlo.backend_config` (`uplo = 76 : ui8` is 'L').
+fn lapack_opt(cx: &Ctx<'_>, name: &str, default: u8) -> u8 {
+    match cx.attrs().get("mhlo.backend_config") {
+        Some(Attr::Dict(d)) => lapack_dict(d, name).unwrap_or(default),
+        _ => default,
+    }
+}
+
+fn lapack_dict(d: &NamedAttrs, name: &str) -> Option<u8> {
+    d.int(name).map(|v| v as u8)
+}
+
+pub(crate) fn exec(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
+    let target = target_name(cx)?;
+    let ins: Vec<Tensor> = cx
+        .op
+        .operands
+        .iter()
+        .filter_map(|&v| it.tensor(v).ok().cloned())
+        .collect();
+    let arg = |i: usize| ins.get(i).ok_or_else(|| cx.err(format!("@{target}: missing operand {i}")));
+    let unary = |k: OpKind| -> Res<Vec<Val>> { Ok(vec![Val::T(cx.wrap(ew::unary(k, arg(0)?, cx.out(0)?))?)]) };
+    match target.as_str() {
+        "mhlo.erf" => unary(OpKind::ChloErf),
+        "mhlo.erfc" => unary(OpKind::ChloErfc),
+        "mhlo.erf_inv" => unary(OpKind::ChloErfInv),
+        "mhlo.tan" => unary(OpKind::Tan),
+        "mhlo.lgamma" => unary(OpKind::ChloLgamma),
+        "mhlo.digamma" => unary(OpKind::ChloDigamma),
+        "mhlo.asin" => unary(OpKind::ChloAsin),
+        "mhlo.acos" => unary(OpKind::ChloAcos),
+        "mhlo.atan" => unary(OpKind::ChloAtan),
+        "mhlo.sinh" => unary(OpKind::ChloSinh),
+        "mhlo.cosh" => unary(OpKind::ChloCosh),
+        "mhlo.asinh" => unary(OpKind::ChloAsinh),
+        "mhlo.acosh" => unary(OpKind::ChloAcosh),
+        "mhlo.atanh" => unary(OpKind::ChloAtanh),
+        "check.expect_eq" | "check.expect_close" | "check.expect_almost_eq" | "check.eq" => {
+            crate::check::custom(it, cx, &target)
+        }
+        "Sharding" | "SPMDFullToShardShape" | "SPMDShardToFullShape" | "xla.sdy.GlobalToLocalShape"
+        | "xla.sdy.LocalToGlobalShape" | "MoveToHost" | "MoveToDevice" | "annotate_device_placement" => {
+            cx.op.operands.iter().take(cx.op.results.len()).map(|&v| it.get(v).cloned()).collect()
+        }
+        "shape_assertion" => {
+            if arg(0)?.get_i64(0) == 0 {
+                let msg = cx.attrs().str("error_message").unwrap_or("shape assertion failed");
+                return Err(cx.err(msg.to_string()));
+            }
+            Ok(Vec::new())
+        }
+        t if t.starts_with("lapack_") && t.ends_with("potrf_ffi") => {
+            let lower = lapack_opt(cx, "uplo", b'L') == b'L';
+            let f = cx.wrap(cholesky(arg(0)?, lower, cx.out(0)?))?;
+            let ok = !f.to_f64_vec().iter().any(|x| x.is_nan());
+            let info = cx.wrap(Tensor::from_i64(cx.out(1)?.elem, &cx.out(1)?.shape, &[if ok { 0 } else { 1 }]))?;
+            Ok(vec![Val::T(f), Val::T(info)])
+        }
+        t if t.starts_with("lapack_") && t.ends_with("trsm_ffi") => {
+            let opts = TriOpts {
+                left: lapack_opt(cx, "side", b'L') == b'L',
+                lower: lapack_opt(cx, "uplo", b'L') == b'L',
+                unit: lapack_opt(cx, "diag", b'N') == b'U',
+                transpose: lapack_opt(cx, "trans_x", b'N') != b'N',
+            };
+            Ok(vec![Val::T(cx.wrap(triangular_solve(arg(0)?, arg(1)?, opts, cx.out(0)?))?)])
+        }
+        _ => Err(InterpError::UnsupportedCustomCall(target)),
+    }
+}

@@ -1,0 +1,268 @@
+//! The evaluator core: environments, regions, functions and control flow.
+//!
+//! Owns: [`Val`] (a runtime value: tensor, tuple or token), [`Interp`] (one simulated
+//! process: its value environment, constant cache and process ids) and the execution of
+//! regions, `func.call`, `while`, `if` and `case`. Per-op semantics live in the other
+//! modules; [`crate::dispatch`] routes each op to them.
+//! Invariants: the environment is indexed by [`ValueId`] (SSA: each slot is written by
+//! exactly one definition per execution of its region); a value defined in a region is
+//! dropped after its last use in that region, so peak memory follows liveness.
+
+use crate::collectives::Comm;
+use crate::error::InterpError;
+use crate::tensor::Tensor;
+use neuronc_ir::{Module, OpId, OpKind, RegionId, ValueDef, ValueId};
+use rustc_hash::FxHashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// A runtime value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Val {
+    T(Tensor),
+    Tuple(Vec<Val>),
+    Token,
+}
+
+impl Val {
+    pub fn tensor(&self) -> Option<&Tensor> {
+        match self {
+            Val::T(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// Maximum nesting of calls and regions (guards against runaway recursion).
+const MAX_DEPTH: u32 = 256;
+
+/// One simulated process running a module.
+pub struct Interp<'m> {
+    pub m: &'m Module,
+    env: Vec<Option<Val>>,
+    depth: u32,
+    pub(crate) consts: FxHashMap<OpId, Tensor>,
+    dead_after: FxHashMap<RegionId, Rc<Vec<Vec<ValueId>>>>,
+    pub replica: u32,
+    pub partition: u32,
+    pub(crate) comm: Option<Arc<Comm>>,
+}
+
+pub(crate) type Res<T> = Result<T, InterpError>;
+
+impl<'m> Interp<'m> {
+    pub fn new(m: &'m Module) -> Self {
+        Interp {
+            m,
+            env: vec![None; m.values.len()],
+            depth: 0,
+            consts: FxHashMap::default(),
+            dead_after: FxHashMap::default(),
+            replica: 0,
+            partition: 0,
+            comm: None,
+        }
+    }
+
+    /// The current value of `v`.
+    pub(crate) fn get(&self, v: ValueId) -> Res<&Val> {
+        self.env
+            .get(v.index())
+            .and_then(|s| s.as_ref())
+            .ok_or_else(|| InterpError::Op {
+                op: "(evaluator)".into(),
+                msg: format!("value {v} used before definition"),
+            })
+    }
+
+    /// The current tensor value of `v`.
+    pub(crate) fn tensor(&self, v: ValueId) -> Res<&Tensor> {
+        self.get(v)?.tensor().ok_or_else(|| InterpError::Op {
+            op: "(evaluator)".into(),
+            msg: format!("value {v} is not a tensor"),
+        })
+    }
+
+    fn set(&mut self, v: ValueId, val: Val) {
+        if let Some(slot) = self.env.get_mut(v.index()) {
+            *slot = Some(val);
+        }
+    }
+
+    /// Calls function `name` with `args`.
+    pub fn call(&mut self, name: &str, args: Vec<Val>) -> Res<Vec<Val>> {
+        let f = self
+            .m
+            .func(name)
+            .ok_or_else(|| InterpError::NoSuchFunction(name.to_string()))?;
+        if self.depth >= MAX_DEPTH {
+            return Err(InterpError::Recursion(name.to_string()));
+        }
+        let nargs = self.m.region(f.body).args.len();
+        if nargs != args.len() {
+            return Err(InterpError::ArgCount {
+                func: name.to_string(),
+                expected: nargs,
+                got: args.len(),
+            });
+        }
+        self.run_region(f.body, args)
+    }
+
+    /// Runs `region` with block arguments `args`; returns the terminator's operands.
+    pub fn run_region(&mut self, region: RegionId, args: Vec<Val>) -> Res<Vec<Val>> {
+        self.depth += 1;
+        let r = self.run_region_inner(region, args);
+        self.depth -= 1;
+        r
+    }
+
+    fn run_region_inner(&mut self, region: RegionId, args: Vec<Val>) -> Res<Vec<Val>> {
+        let m = self.m;
+        let reg = m.region(region);
+        if reg.args.len() != args.len() {
+            return Err(InterpError::Op {
+                op: "(region)".into(),
+                msg: format!("expects {} arguments, got {}", reg.args.len(), args.len()),
+            });
+        }
+        for (&a, v) in reg.args.iter().zip(args) {
+            self.set(a, v);
+        }
+        let dead = self.dead_list(region);
+        for (i, &op) in reg.ops.iter().enumerate() {
+            let o = m.op(op);
+            if o.kind.is_terminator() {
+                return o.operands.iter().map(|&v| self.get(v).cloned()).collect();
+            }
+            let results = crate::dispatch::exec(self, op)?;
+            if results.len() != o.results.len() {
+                return Err(InterpError::Op {
+                    op: o.kind.name().into(),
+                    msg: format!("produced {} results, expected {}", results.len(), o.results.len()),
+                });
+            }
+            for (&r, v) in o.results.iter().zip(results) {
+                self.set(r, v);
+            }
+            for &v in &dead[i] {
+                self.env[v.index()] = None;
+            }
+        }
+        Err(InterpError::Op {
+            op: "(region)".into(),
+            msg: "region has no terminator".into(),
+        })
+    }
+
+    /// For each op of `region`, the values defined in the region whose last use is it.
+    fn dead_list(&mut self, region: RegionId) -> Rc<Vec<Vec<ValueId>>> {
+        if let Some(d) = self.dead_after.get(&region) {
+            return d.clone();
+        }
+        let m = self.m;
+        let ops = &m.region(region).ops;
+        let mut last: FxHashMap<ValueId, usize> = FxHashMap::default();
+        for (i, &op) in ops.iter().enumerate() {
+            for &r in &m.op(op).results {
+                last.insert(r, i);
+            }
+            let mut uses = |v: ValueId| {
+                if let Some(slot) = last.get_mut(&v) {
+                    *slot = i;
+                }
+            };
+            for &v in &m.op(op).operands {
+                uses(v);
+            }
+            for &r in &m.op(op).regions {
+                m.walk_region(r, &mut |inner| {
+                    for &v in &m.op(inner).operands {
+                        uses(v);
+                    }
+                });
+            }
+        }
+        let mut dead = vec![Vec::new(); ops.len()];
+        for (v, i) in last {
+            // Values used by the terminator stay (they are read on return).
+            let is_term = m.op(ops[i]).kind.is_terminator();
+            if !is_term && matches!(m.value(v).def, ValueDef::Result(..)) {
+                dead[i].push(v);
+            }
+        }
+        for d in &mut dead {
+            d.sort();
+        }
+        let d = Rc::new(dead);
+        self.dead_after.insert(region, d.clone());
+        d
+    }
+
+    /// Runs a region on tensors and returns tensors.
+    pub(crate) fn run_region_t(&mut self, region: RegionId, args: Vec<Tensor>) -> Res<Vec<Tensor>> {
+        let out = self.run_region(region, args.into_iter().map(Val::T).collect())?;
+        out.into_iter()
+            .map(|v| match v {
+                Val::T(t) => Ok(t),
+                _ => Err(InterpError::Op {
+                    op: "(region)".into(),
+                    msg: "region returned a non-tensor".into(),
+                }),
+            })
+            .collect()
+    }
+
+    /// `stablehlo.while`.
+    pub(crate) fn exec_while(&mut self, op: OpId) -> Res<Vec<Val>> {
+        let o = self.m.op(op);
+        let (cond, body) = match o.regions.as_slice() {
+            [c, b] => (*c, *b),
+            _ => return Err(op_err(o.kind, "expects two regions")),
+        };
+        let mut state: Vec<Val> = o.operands.iter().map(|&v| self.get(v).cloned()).collect::<Res<_>>()?;
+        loop {
+            let c = self.run_region(cond, state.clone())?;
+            let go = c
+                .first()
+                .and_then(Val::tensor)
+                .map(|t| t.get_i64(0) != 0)
+                .ok_or_else(|| op_err(o.kind, "condition did not return i1"))?;
+            if !go {
+                return Ok(state);
+            }
+            state = self.run_region(body, state)?;
+        }
+    }
+
+    /// `stablehlo.if` / `stablehlo.case`.
+    pub(crate) fn exec_branch(&mut self, op: OpId) -> Res<Vec<Val>> {
+        let o = self.m.op(op);
+        let sel = self.tensor(o.operands[0])?.get_i64(0);
+        let n = o.regions.len() as i64;
+        let idx = if o.kind == OpKind::If {
+            if sel != 0 {
+                0
+            } else {
+                1
+            }
+        } else if (0..n).contains(&sel) {
+            sel
+        } else {
+            n - 1
+        };
+        let r = *o
+            .regions
+            .get(idx as usize)
+            .ok_or_else(|| op_err(o.kind, "missing branch region"))?;
+        self.run_region(r, Vec::new())
+    }
+}
+
+/// An op error naming the op kind.
+pub(crate) fn op_err(kind: OpKind, msg: impl Into<String>) -> InterpError {
+    InterpError::Op {
+        op: kind.name().into(),
+        msg: msg.into(),
+    }
+}

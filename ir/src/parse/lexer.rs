@@ -1,0 +1,317 @@
+//! Byte-level lexer for MLIR text.
+//!
+//! Owns: [`Tok`] / [`Token`] and [`Lexer::next_token`], which reads one token starting at a
+//! byte offset. Tokens carry only their kind and byte range: no allocation per token.
+//! Invariants: every call advances past at least one byte unless at end of input, so the
+//! parser always terminates; `//` comments and whitespace are skipped; an unknown byte is
+//! returned as [`Tok::Error`] (the parser turns it into a diagnostic).
+
+/// Token kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tok {
+    Eof,
+    /// Bare identifier / keyword: `[A-Za-z_][A-Za-z0-9_$.]*`.
+    Ident,
+    /// `%name` or `%name#N` (SSA value).
+    Percent,
+    /// `@name` or `@"quoted"`.
+    At,
+    /// `#name` (attribute alias or dialect attribute).
+    Hash,
+    /// `!name` (dialect type / type alias).
+    Bang,
+    /// `^name` (block label).
+    Caret,
+    /// Decimal or `0x` hexadecimal integer (no sign).
+    Int,
+    /// Decimal float literal (contains a `.`).
+    Float,
+    /// `"..."` with escapes.
+    Str,
+    LParen,
+    RParen,
+    LBrace,
+    RBrace,
+    LSquare,
+    RSquare,
+    Less,
+    Greater,
+    Comma,
+    Colon,
+    Equal,
+    Arrow,
+    Question,
+    Star,
+    Plus,
+    Minus,
+    /// `{-#` (file metadata start).
+    MetaBegin,
+    /// `#-}` (file metadata end).
+    MetaEnd,
+    /// A byte that starts no token, or an unterminated string.
+    Error,
+}
+
+/// A token: kind and byte range in the source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Token {
+    pub kind: Tok,
+    pub start: u32,
+    pub end: u32,
+}
+
+/// Human-readable description of a token kind for diagnostics.
+pub(crate) fn describe(kind: Tok) -> &'static str {
+    match kind {
+        Tok::Eof => "end of input",
+        Tok::Ident => "identifier",
+        Tok::Percent => "SSA value",
+        Tok::At => "symbol",
+        Tok::Hash => "'#' attribute",
+        Tok::Bang => "'!' type",
+        Tok::Caret => "block label",
+        Tok::Int => "integer",
+        Tok::Float => "float",
+        Tok::Str => "string",
+        Tok::LParen => "'('",
+        Tok::RParen => "')'",
+        Tok::LBrace => "'{'",
+        Tok::RBrace => "'}'",
+        Tok::LSquare => "'['",
+        Tok::RSquare => "']'",
+        Tok::Less => "'<'",
+        Tok::Greater => "'>'",
+        Tok::Comma => "','",
+        Tok::Colon => "':'",
+        Tok::Equal => "'='",
+        Tok::Arrow => "'->'",
+        Tok::Question => "'?'",
+        Tok::Star => "'*'",
+        Tok::Plus => "'+'",
+        Tok::Minus => "'-'",
+        Tok::MetaBegin => "'{-#'",
+        Tok::MetaEnd => "'#-}'",
+        Tok::Error => "invalid character",
+    }
+}
+
+#[inline]
+fn is_ident_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_'
+}
+#[inline]
+fn is_ident_cont(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b == b'.'
+}
+#[inline]
+fn is_suffix_cont(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b == b'.' || b == b'-'
+}
+
+/// Stateless lexer over a byte slice.
+pub(crate) struct Lexer<'a> {
+    pub bytes: &'a [u8],
+}
+
+impl<'a> Lexer<'a> {
+    /// Skips whitespace and comments from `pos`; returns the next non-trivia offset.
+    #[inline]
+    pub fn skip_trivia(&self, mut pos: usize) -> usize {
+        let b = self.bytes;
+        while pos < b.len() {
+            match b[pos] {
+                b' ' | b'\n' | b'\t' | b'\r' => pos += 1,
+                b'/' if b.get(pos + 1) == Some(&b'/') => {
+                    while pos < b.len() && b[pos] != b'\n' {
+                        pos += 1;
+                    }
+                }
+                _ => break,
+            }
+        }
+        pos
+    }
+
+    fn scan_while(&self, mut pos: usize, f: impl Fn(u8) -> bool) -> usize {
+        while pos < self.bytes.len() && f(self.bytes[pos]) {
+            pos += 1;
+        }
+        pos
+    }
+
+    /// Reads the token at or after `pos`.
+    pub fn next_token(&self, pos: usize) -> Token {
+        let b = self.bytes;
+        let start = self.skip_trivia(pos);
+        let tok = |kind, end: usize| Token {
+            kind,
+            start: start as u32,
+            end: end as u32,
+        };
+        let Some(&c) = b.get(start) else {
+            return tok(Tok::Eof, start);
+        };
+        let next = b.get(start + 1).copied();
+        match c {
+            b'(' => tok(Tok::LParen, start + 1),
+            b')' => tok(Tok::RParen, start + 1),
+            b'{' if next == Some(b'-') && b.get(start + 2) == Some(&b'#') => {
+                tok(Tok::MetaBegin, start + 3)
+            }
+            b'{' => tok(Tok::LBrace, start + 1),
+            b'}' => tok(Tok::RBrace, start + 1),
+            b'[' => tok(Tok::LSquare, start + 1),
+            b']' => tok(Tok::RSquare, start + 1),
+            b'<' => tok(Tok::Less, start + 1),
+            b'>' => tok(Tok::Greater, start + 1),
+            b',' => tok(Tok::Comma, start + 1),
+            b':' => tok(Tok::Colon, start + 1),
+            b'=' => tok(Tok::Equal, start + 1),
+            b'?' => tok(Tok::Question, start + 1),
+            b'*' => tok(Tok::Star, start + 1),
+            b'+' => tok(Tok::Plus, start + 1),
+            b'-' if next == Some(b'>') => tok(Tok::Arrow, start + 2),
+            b'-' => tok(Tok::Minus, start + 1),
+            b'"' => self.lex_string(start),
+            b'%' => {
+                let end = self.scan_while(start + 1, is_suffix_cont);
+                if end == start + 1 {
+                    return tok(Tok::Error, start + 1);
+                }
+                // `%name#N` result-number suffix.
+                let end = if b.get(end) == Some(&b'#')
+                    && b.get(end + 1).is_some_and(|d| d.is_ascii_digit())
+                {
+                    self.scan_while(end + 1, |d| d.is_ascii_digit())
+                } else {
+                    end
+                };
+                tok(Tok::Percent, end)
+            }
+            b'#' if next == Some(b'-') && b.get(start + 2) == Some(&b'}') => {
+                tok(Tok::MetaEnd, start + 3)
+            }
+            b'@' if next == Some(b'"') => {
+                let t = self.lex_string(start + 1);
+                Token {
+                    kind: if t.kind == Tok::Str {
+                        Tok::At
+                    } else {
+                        Tok::Error
+                    },
+                    start: start as u32,
+                    end: t.end,
+                }
+            }
+            b'#' | b'!' | b'^' | b'@' => {
+                let end = self.scan_while(start + 1, is_suffix_cont);
+                let kind = match c {
+                    b'#' => Tok::Hash,
+                    b'!' => Tok::Bang,
+                    b'^' => Tok::Caret,
+                    _ => Tok::At,
+                };
+                if end == start + 1 {
+                    tok(Tok::Error, start + 1)
+                } else {
+                    tok(kind, end)
+                }
+            }
+            b'0'..=b'9' => self.lex_number(start),
+            _ if is_ident_start(c) => tok(Tok::Ident, self.scan_while(start + 1, is_ident_cont)),
+            _ => {
+                // Skip a whole UTF-8 character so spans stay on char boundaries.
+                let mut end = start + 1;
+                while end < b.len() && (b[end] & 0xC0) == 0x80 {
+                    end += 1;
+                }
+                tok(Tok::Error, end)
+            }
+        }
+    }
+
+    fn lex_string(&self, start: usize) -> Token {
+        let b = self.bytes;
+        let mut pos = start + 1;
+        while pos < b.len() {
+            match b[pos] {
+                b'"' => {
+                    return Token {
+                        kind: Tok::Str,
+                        start: start as u32,
+                        end: (pos + 1) as u32,
+                    }
+                }
+                b'\\' => pos += 2,
+                _ => pos += 1,
+            }
+        }
+        Token {
+            kind: Tok::Error,
+            start: start as u32,
+            end: b.len() as u32,
+        }
+    }
+
+    fn lex_number(&self, start: usize) -> Token {
+        let b = self.bytes;
+        let tok = |kind, end: usize| Token {
+            kind,
+            start: start as u32,
+            end: end as u32,
+        };
+        if b[start] == b'0' && b.get(start + 1) == Some(&b'x') {
+            let end = self.scan_while(start + 2, |d| d.is_ascii_hexdigit());
+            if end > start + 2 {
+                return tok(Tok::Int, end);
+            }
+        }
+        let mut end = self.scan_while(start, |d| d.is_ascii_digit());
+        if b.get(end) != Some(&b'.') {
+            return tok(Tok::Int, end);
+        }
+        end = self.scan_while(end + 1, |d| d.is_ascii_digit());
+        if matches!(b.get(end), Some(b'e' | b'E')) {
+            let mut e = end + 1;
+            if matches!(b.get(e), Some(b'+' | b'-')) {
+                e += 1;
+            }
+            let e2 = self.scan_while(e, |d| d.is_ascii_digit());
+            if e2 > e {
+                end = e2;
+            }
+        }
+        tok(Tok::Float, end)
+    }
+}
+
+/// Unescapes the contents of a string token (without its quotes).
+pub(crate) fn unescape(raw: &str) -> Option<String> {
+    if !raw.contains('\\') {
+        return Some(raw.to_string());
+    }
+    let b = raw.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            out.push(b[i]);
+            i += 1;
+            continue;
+        }
+        let c = *b.get(i + 1)?;
+        match c {
+            b'\\' | b'"' => out.push(c),
+            b'n' => out.push(b'\n'),
+            b't' => out.push(b'\t'),
+            _ => {
+                let h = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+                out.push(u8::from_str_radix(h, 16).ok()?);
+                i += 3;
+                continue;
+            }
+        }
+        i += 2;
+    }
+    String::from_utf8(out).ok()
+}

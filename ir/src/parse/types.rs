@@ -1,0 +1,280 @@
+//! Type syntax: `tensor<2x3xf32>`, `tuple<...>`, `!stablehlo.token`, element types,
+//! `complex<f32>`, function types `(a, b) -> c`.
+//!
+//! Invariants: only ranked, static tensors are accepted (dynamic dims, unranked tensors,
+//! encodings and quantized element types are clear errors); the element count of a
+//! tensor type is checked against [`MAX_ELEMENTS`] with overflow-safe arithmetic.
+//! Tensor types are cached by their source text, so repeated types cost one hash lookup.
+
+use super::lexer::Tok;
+use super::ops::Tys;
+use super::{PResult, Parser};
+use crate::module::Span;
+use crate::types::{ElemType, Type, TypeId, MAX_ELEMENTS};
+
+impl<'a> Parser<'a> {
+    /// Parses a value type (tensor, tuple, token, or a `!alias`).
+    pub fn parse_type(&mut self) -> PResult<TypeId> {
+        let t = self.peek();
+        match t.kind {
+            Tok::Ident if self.text(t) == "tensor" => self.parse_tensor_type(),
+            Tok::Ident if self.text(t) == "tuple" => {
+                self.bump();
+                self.enter()?;
+                self.expect(Tok::Less, "'<' after 'tuple'")?;
+                let mut elems = Vec::new();
+                if !self.eat(Tok::Greater) {
+                    loop {
+                        elems.push(self.parse_type()?);
+                        if self.eat(Tok::Greater) {
+                            break;
+                        }
+                        self.expect(Tok::Comma, "',' or '>' in tuple type")?;
+                    }
+                }
+                self.leave();
+                Ok(self.m.types.intern(Type::Tuple(elems.into())))
+            }
+            Tok::Bang => {
+                self.bump();
+                let name = self.text(t);
+                if name == "!stablehlo.token" {
+                    return Ok(self.m.types.intern(Type::Token));
+                }
+                if let Some(&ty) = self.type_aliases.get(name) {
+                    return Ok(ty);
+                }
+                self.err_at(Self::span_of(t), format!("unsupported type '{name}'"))
+            }
+            Tok::Ident => {
+                let s = self.text(t);
+                if ElemType::from_keyword(s).is_some() || s == "complex" {
+                    self.err_at(
+                        Self::span_of(t),
+                        format!("expected a tensor type, found scalar type '{s}'"),
+                    )
+                } else {
+                    self.err_expected(t, "type")
+                }
+            }
+            _ => self.err_expected(t, "type"),
+        }
+    }
+
+    /// `tensor<...>`; the cursor is on the `tensor` keyword.
+    fn parse_tensor_type(&mut self) -> PResult<TypeId> {
+        let kw = self.bump();
+        let b = self.lx.bytes;
+        let start = kw.start as usize;
+        let mut i = kw.end as usize;
+        if b.get(i) != Some(&b'<') {
+            let t = self.peek();
+            return self.err_expected(t, "'<' after 'tensor'");
+        }
+        // Find the extent of the whole type for the cache (bounded by nesting).
+        let mut depth = 0u32;
+        let mut j = i;
+        while j < b.len() {
+            match b[j] {
+                b'<' => depth += 1,
+                b'>' if j > 0 && b[j - 1] == b'-' => {}
+                b'>' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                b'\n' | b'{' | b'}' | b'(' | b')' => break,
+                _ => {}
+            }
+            j += 1;
+        }
+        if j < b.len() && b[j] == b'>' {
+            if let Some(&ty) = self.type_cache.get(&self.src[start..=j]) {
+                self.seek(j + 1);
+                return Ok(ty);
+            }
+        }
+        i += 1;
+        let mut shape = Vec::new();
+        let mut count: u64 = 1;
+        loop {
+            let d0 = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            if i == d0 {
+                match b.get(i) {
+                    Some(b'?') => {
+                        return self.err_at(
+                            Span {
+                                start: i as u32,
+                                end: i as u32 + 1,
+                            },
+                            "dynamic dimensions are unsupported (static shapes only)",
+                        )
+                    }
+                    Some(b'*') => {
+                        return self.err_at(
+                            Span {
+                                start: i as u32,
+                                end: i as u32 + 1,
+                            },
+                            "unranked tensors are unsupported",
+                        )
+                    }
+                    _ => break,
+                }
+            }
+            if b.get(i) != Some(&b'x') {
+                // A bare number is not a shape dimension: fall through to the element type.
+                i = d0;
+                break;
+            }
+            let d: i64 = match self.src[d0..i].parse() {
+                Ok(d) => d,
+                Err(_) => {
+                    return self.err_at(
+                        Span {
+                            start: d0 as u32,
+                            end: i as u32,
+                        },
+                        "dimension too large",
+                    )
+                }
+            };
+            count = count.saturating_mul(d as u64);
+            if count > MAX_ELEMENTS || shape.len() >= 64 {
+                return self.err_at(
+                    Span {
+                        start: start as u32,
+                        end: i as u32,
+                    },
+                    format!("tensor type has more than {MAX_ELEMENTS} elements or 64 dimensions"),
+                );
+            }
+            shape.push(d);
+            i += 1;
+        }
+        self.seek(i);
+        let elem = self.parse_elem_type()?;
+        if self.at(Tok::Comma) {
+            let t = self.peek();
+            return self.err_at(
+                Self::span_of(t),
+                "tensor encodings (bounded dynamism, sparsity) are unsupported",
+            );
+        }
+        self.expect(Tok::Greater, "'>' to close the tensor type")?;
+        let ty = self.m.types.tensor(elem, &shape);
+        self.type_cache.insert(&self.src[start..self.pos], ty);
+        Ok(ty)
+    }
+
+    /// An element type keyword, `complex<f32|f64>`.
+    pub fn parse_elem_type(&mut self) -> PResult<ElemType> {
+        let t = self.peek();
+        if t.kind == Tok::Bang {
+            let s = self.text(t);
+            if s.starts_with("!quant") {
+                return self.err_at(Self::span_of(t), "quantized element types are unsupported");
+            }
+            return self.err_expected(t, "element type");
+        }
+        if t.kind != Tok::Ident {
+            return self.err_expected(t, "element type");
+        }
+        let s = self.text(t);
+        if s == "complex" {
+            self.bump();
+            self.expect(Tok::Less, "'<' after 'complex'")?;
+            let pt = self.peek();
+            let part = self.parse_elem_type()?;
+            self.expect(Tok::Greater, "'>' to close the complex type")?;
+            return match part {
+                ElemType::F32 => Ok(ElemType::Complex64),
+                ElemType::F64 => Ok(ElemType::Complex128),
+                _ => self.err_at(Self::span_of(pt), "complex element type must be f32 or f64"),
+            };
+        }
+        match ElemType::from_keyword(s) {
+            Some(e) if s != "index" => {
+                self.bump();
+                Ok(e)
+            }
+            _ => self.err_expected(t, "element type"),
+        }
+    }
+
+    /// `(a, b) -> c` or `(a) -> (b, c)`; returns (inputs, results).
+    pub fn parse_function_type(&mut self) -> PResult<(Tys, Tys)> {
+        self.expect(Tok::LParen, "'(' to open a function type")?;
+        let ins = self.parse_type_list_until_rparen()?;
+        self.expect(Tok::Arrow, "'->' in function type")?;
+        let outs = self.parse_result_types()?;
+        Ok((ins, outs))
+    }
+
+    /// Types up to and including `)` (the `(` was consumed).
+    pub fn parse_type_list_until_rparen(&mut self) -> PResult<Tys> {
+        let mut v = Tys::new();
+        if self.eat(Tok::RParen) {
+            return Ok(v);
+        }
+        loop {
+            v.push(self.parse_type()?);
+            if self.eat(Tok::RParen) {
+                return Ok(v);
+            }
+            self.expect(Tok::Comma, "',' or ')' in type list")?;
+        }
+    }
+
+    /// A single type or a parenthesized list (the result part of a function type).
+    pub fn parse_result_types(&mut self) -> PResult<Tys> {
+        if self.eat(Tok::LParen) {
+            self.parse_type_list_until_rparen()
+        } else {
+            let mut v = Tys::new();
+            v.push(self.parse_type()?);
+            Ok(v)
+        }
+    }
+
+    /// A comma-separated list of types with no delimiters (`a, b, c`).
+    pub fn parse_type_list(&mut self) -> PResult<Tys> {
+        let mut v = Tys::new();
+        v.push(self.parse_type()?);
+        while self.at(Tok::Comma) {
+            let save = (self.pos, self.peeked);
+            self.bump();
+            let t = self.peek();
+            let is_type = matches!(t.kind, Tok::Bang | Tok::LParen)
+                || (t.kind == Tok::Ident && matches!(self.text(t), "tensor" | "tuple"));
+            if !is_type {
+                self.pos = save.0;
+                self.peeked = save.1;
+                break;
+            }
+            v.push(self.parse_type()?);
+        }
+        Ok(v)
+    }
+
+    /// Either a function type `(...) -> ...` or a plain type list; returns
+    /// `Err(list)`-style: (Some((ins, outs)), None) or (None, Some(list)).
+    pub fn parse_fn_or_types(&mut self) -> PResult<FnOrTypes> {
+        if self.at(Tok::LParen) {
+            let (i, o) = self.parse_function_type()?;
+            Ok(FnOrTypes::Fn(i, o))
+        } else {
+            Ok(FnOrTypes::List(self.parse_type_list()?))
+        }
+    }
+}
+
+/// The type part of pretty op syntaxes that accept a function type or plain types.
+pub(crate) enum FnOrTypes {
+    Fn(Tys, Tys),
+    List(Tys),
+}

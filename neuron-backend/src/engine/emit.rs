@@ -1,0 +1,204 @@
+//! Outputs of the engine back end: the `program.nir` text, the Chrome-trace timeline and
+//! the [`Report`].
+//!
+//! # `program.nir` format (version 1)
+//! Line-oriented text; `;` starts a comment. A header gives the target and counts, then
+//! `buffers:` lists every buffer as `bN <mem> off=<hex> bytes=<n> <name>` where `<mem>` is
+//! `hbm` (byte offset in HBM, total bytes), `sbuf` (offset and bytes *per partition*) or
+//! `psumK` (bank K, bytes per partition). Then one `engine <NAME>:` section per stream in
+//! the order PE, DVE, ACT, POOL, DMA0..DMA15 (empty streams omitted), listing that
+//! stream's instructions in issue order:
+//! `iN kK <mnemonic> [P x F] xC <dtype bytes>B t=<start µs> d=<duration µs> wait=[ENG>=n,..] r=[bN,..] w=[bN,..]`
+//! — instruction id, kernel (`k-` for spills), tile of P partitions × F free elements (for
+//! DMA: bytes per partition), C hardware instructions, simulated start and duration.
+//! Semaphores: every engine increments its own semaphore when an instruction completes;
+//! `wait=[ACT>=5]` blocks until the ACT stream has completed 5 instructions (records).
+//! Output is deterministic: ids, buffers and streams are printed in a fixed order with
+//! fixed-precision numbers.
+
+use crate::engine::cost::CoreModel;
+use crate::engine::isa::{Engine, Mem, NUM_STREAMS};
+use crate::engine::lower::Lowered;
+use crate::engine::schedule::Schedule;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// The numbers `report.json` carries for the engine program.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Report {
+    pub target: String,
+    /// Kernels that emitted instructions.
+    pub kernels: usize,
+    /// Hardware instructions (sum of record counts).
+    pub instructions: u64,
+    /// Instruction records (lines of `program.nir`).
+    pub instruction_records: usize,
+    pub instructions_per_engine: BTreeMap<String, u64>,
+    /// Bytes moved by DMA (loads, stores, spills, DMA relayouts).
+    pub hbm_bytes: u64,
+    /// Function inputs read once plus outputs written once.
+    pub compulsory_hbm_bytes: u64,
+    pub sbuf_peak_bytes: u64,
+    pub psum_peak_bytes: u64,
+    /// Busy seconds per compute engine; `DMA` is the mean over the 16 queues.
+    pub engine_busy_s: BTreeMap<String, f64>,
+    pub predicted_time_s: f64,
+    /// max(unavoidable per-engine work, compulsory HBM traffic at HBM bandwidth).
+    pub roofline_time_s: f64,
+    /// Which term sets the roofline (`PE`, `DVE`, `ACT`, `POOL`, `DVE+ACT+POOL`, `HBM`).
+    pub roofline_bound: String,
+}
+
+/// Builds the report.
+pub fn report(l: &Lowered, s: &Schedule, model: &CoreModel) -> Report {
+    let p = &l.program;
+    let mut per_engine: BTreeMap<String, u64> = BTreeMap::new();
+    let mut busy = [0.0f64; NUM_STREAMS];
+    for ins in &p.instrs {
+        busy[ins.engine.index()] += ins.duration_s;
+        let key = match ins.engine {
+            Engine::Dma(_) => "DMA".to_string(),
+            e => e.name(),
+        };
+        *per_engine.entry(key).or_default() += ins.count as u64;
+    }
+    let mut engine_busy_s = BTreeMap::new();
+    for e in Engine::COMPUTE {
+        engine_busy_s.insert(e.name(), busy[e.index()]);
+    }
+    engine_busy_s.insert("DMA".into(), busy[4..].iter().sum::<f64>() / (NUM_STREAMS - 4) as f64);
+    let w = &l.work;
+    let pooled = (w.fixed[1] + w.fixed[2] + w.fixed[3] + w.flexible) / 3.0;
+    let terms = [
+        ("PE", w.fixed[0]),
+        ("DVE", w.fixed[1]),
+        ("ACT", w.fixed[2]),
+        ("POOL", w.fixed[3]),
+        ("DVE+ACT+POOL", pooled),
+        ("HBM", w.compulsory_hbm_bytes as f64 / model.hbm_core_bw),
+    ];
+    let (bound, roofline) = terms.iter().fold(("none", 0.0), |acc, &(n, t)| if t > acc.1 { (n, t) } else { acc });
+    Report {
+        target: model.name.to_string(),
+        kernels: l.kernels,
+        instructions: p.hardware_instructions(),
+        instruction_records: p.instrs.len(),
+        instructions_per_engine: per_engine,
+        hbm_bytes: w.hbm_bytes,
+        compulsory_hbm_bytes: w.compulsory_hbm_bytes,
+        sbuf_peak_bytes: l.sbuf_peak_pp * model.partitions as u64,
+        psum_peak_bytes: psum_peak_banks(l, s) * model.psum_bank_bytes * model.partitions as u64,
+        engine_busy_s,
+        predicted_time_s: s.makespan,
+        roofline_time_s: roofline,
+        roofline_bound: bound.to_string(),
+    }
+}
+
+/// Most PSUM banks held at once (an accumulation group holds its banks from its first
+/// MultiplyMoving's start to its eviction's end).
+fn psum_peak_banks(l: &Lowered, s: &Schedule) -> u64 {
+    let mut ev: Vec<(f64, i64)> = Vec::new();
+    for &(first, last, banks) in &l.psum_groups {
+        ev.push((s.start[first as usize], banks as i64));
+        ev.push((s.end[last as usize], -(banks as i64)));
+    }
+    ev.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let (mut cur, mut peak) = (0i64, 0i64);
+    for (_, d) in ev {
+        cur += d;
+        peak = peak.max(cur);
+    }
+    peak.max(0) as u64
+}
+
+fn us(t: f64) -> f64 {
+    t * 1e6
+}
+
+/// The `program.nir` text (format in the module doc).
+pub fn program_nir(l: &Lowered, s: &Schedule, target: &str) -> String {
+    let p = &l.program;
+    let mut out = String::with_capacity(p.instrs.len() * 120);
+    let _ = writeln!(out, "; neuronc program.nir v1");
+    let _ = writeln!(
+        out,
+        "; target {target}; {} kernels; {} instruction records; {} hardware instructions; predicted {:.3} us",
+        l.kernels,
+        p.instrs.len(),
+        p.hardware_instructions(),
+        us(s.makespan)
+    );
+    out.push_str("buffers:\n");
+    for (i, b) in p.buffers.iter().enumerate() {
+        let mem = match b.mem {
+            Mem::Hbm => "hbm".to_string(),
+            Mem::Sbuf => "sbuf".to_string(),
+            Mem::Psum(k) => format!("psum{k}"),
+        };
+        let _ = writeln!(out, "  b{i} {mem} off=0x{:x} bytes={} {}", b.offset, b.bytes, b.name);
+    }
+    for (e, stream) in s.streams.iter().enumerate() {
+        if stream.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "engine {}:", Engine::from_index(e).name());
+        for &id in stream {
+            let ins = &p.instrs[id as usize];
+            let kernel = if ins.kernel == u32::MAX { "k-".to_string() } else { format!("k{}", ins.kernel) };
+            let waits: Vec<String> = s.waits[id as usize].iter().map(|(e, n)| format!("{}>={n}", e.name())).collect();
+            let list = |v: &[u32]| v.iter().map(|b| format!("b{b}")).collect::<Vec<_>>().join(",");
+            let _ = writeln!(
+                out,
+                "  i{id} {kernel} {} [{}x{}] x{} {}B t={:.3} d={:.3} wait=[{}] r=[{}] w=[{}]",
+                ins.op.mnemonic(),
+                ins.partitions,
+                ins.free,
+                ins.count,
+                ins.elem_bytes,
+                us(s.start[id as usize]),
+                us(ins.duration_s),
+                waits.join(","),
+                list(&ins.reads),
+                list(&ins.writes),
+            );
+        }
+    }
+    out
+}
+
+/// The simulated schedule as a Chrome trace (`chrome://tracing`, Perfetto): one thread
+/// per engine and DMA queue, timestamps in microseconds.
+pub fn timeline_json(l: &Lowered, s: &Schedule) -> String {
+    let p = &l.program;
+    let mut events: Vec<serde_json::Value> = Vec::with_capacity(p.instrs.len() + NUM_STREAMS + 1);
+    events.push(serde_json::json!({"name": "process_name", "ph": "M", "pid": 0, "tid": 0,
+        "args": {"name": "NeuronCore"}}));
+    for (e, stream) in s.streams.iter().enumerate() {
+        if stream.is_empty() {
+            continue;
+        }
+        events.push(serde_json::json!({"name": "thread_name", "ph": "M", "pid": 0, "tid": e,
+            "args": {"name": Engine::from_index(e).name()}}));
+        events.push(serde_json::json!({"name": "thread_sort_index", "ph": "M", "pid": 0, "tid": e,
+            "args": {"sort_index": e}}));
+    }
+    for (e, stream) in s.streams.iter().enumerate() {
+        for &id in stream {
+            let ins = &p.instrs[id as usize];
+            events.push(serde_json::json!({
+                "name": ins.op.mnemonic(),
+                "cat": format!("k{}", ins.kernel),
+                "ph": "X",
+                "ts": us(s.start[id as usize]),
+                "dur": us(ins.duration_s),
+                "pid": 0,
+                "tid": e,
+                "args": {"id": id, "tile": format!("{}x{}", ins.partitions, ins.free), "count": ins.count},
+            }));
+        }
+    }
+    let doc = serde_json::json!({"traceEvents": events, "displayTimeUnit": "ns"});
+    serde_json::to_string(&doc).unwrap_or_default()
+}

@@ -1,0 +1,502 @@
+//! Lowering of a fusion/layout plan to engine instructions, with on-chip memory planning.
+//!
+//! Owns: [`lower`], [`EngineOptions`], [`EngineError`] and the per-kernel driver
+//! ([`Lowerer`]); the instruction emission for each kind of work is in `emit_ops`.
+//!
+//! # How a kernel is lowered
+//! Kernels are visited in a topological order of the kernel graph (ties: program order).
+//! Each kernel's iteration space is tiled ([`Tiling`]); tiles are grouped into at most
+//! `max_records` instruction records so pipelining across engines survives while the
+//! program stays small. Per record, every op of the kernel emits its instruction record;
+//! relabelling ops pass their producers through. Kernel inputs come from SBUF when a
+//! previous kernel left them resident, else from HBM by DMA — streamed per record into
+//! double-buffered slots for elementwise/reduction kernels, loaded whole (in pieces)
+//! for matmul and opaque kernels. Kernel outputs that a later kernel reads stay resident
+//! in SBUF (first-fit over the partition address space); when SBUF is full the resident
+//! tensor whose next use is furthest away is spilled to HBM (Belady). Outputs returned by
+//! the function are stored to HBM.
+//! Invariants: instruction ids are topological; every reuse of an SBUF range or PSUM bank
+//! carries a dependency on the previous tenant's last accessors; a kernel whose own tiles
+//! cannot fit in SBUF even after spilling everything fails with
+//! [`EngineError::SbufOverflow`] giving the numbers.
+
+use crate::engine::classify::{op_work, OpWork};
+use crate::engine::cost::CoreModel;
+use crate::engine::isa::{BufId, Engine, Instr, InstrId, Mem, Opcode, Program, DMA_QUEUES};
+use crate::engine::memory::{PsumBanks, SbufAllocator};
+use crate::engine::tiling::{elems_bytes, root, split};
+use neuronc_ir::{Func, Module, OpId, ValueDef, ValueId};
+use neuronc_passes::neuron::NeuronPlan;
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// `--auto-cast`: which operands run in BF16 on TensorE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum AutoCast {
+    /// Keep the program's types (FP32 matmuls pay the ~4× penalty, facts §1.4).
+    None,
+    /// Matmul inputs in BF16 (the torch-neuronx default for training).
+    #[default]
+    Matmult,
+    /// Everything in BF16.
+    All,
+}
+
+impl AutoCast {
+    pub fn parse(s: &str) -> Option<AutoCast> {
+        match s {
+            "none" => Some(AutoCast::None),
+            "matmult" => Some(AutoCast::Matmult),
+            "all" => Some(AutoCast::All),
+            _ => None,
+        }
+    }
+}
+
+/// Options of the engine back end.
+#[derive(Clone, Debug)]
+pub struct EngineOptions {
+    pub model: CoreModel,
+    pub auto_cast: AutoCast,
+    /// Most instruction records per op per kernel (tiles beyond that share records).
+    pub max_records: u32,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions { model: CoreModel::trn1(), auto_cast: AutoCast::Matmult, max_records: 16 }
+    }
+}
+
+/// Errors of the engine back end.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum EngineError {
+    #[error(
+        "kernel {kernel} ({op}) needs {needed} bytes per SBUF partition for its tiles, but only {available} of \
+         {capacity} bytes per partition can be freed"
+    )]
+    SbufOverflow { kernel: usize, op: String, needed: u64, available: u64, capacity: u64 },
+    #[error("the kernel graph has a cycle through kernel {0}")]
+    KernelCycle(usize),
+}
+
+/// Roofline bookkeeping collected while lowering.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Work {
+    /// Ideal work that only one engine can do (Tensor, Vector, Scalar, GpSimd), seconds.
+    pub fixed: [f64; 4],
+    /// Ideal work that several of Vector/Scalar/GpSimd can do, at the cheapest engine.
+    pub flexible: f64,
+    /// Bytes of the function's arguments and results (read once, written once).
+    pub compulsory_hbm_bytes: u64,
+    /// Bytes moved by all DMA instructions.
+    pub hbm_bytes: u64,
+}
+
+/// A lowered function.
+#[derive(Clone, Debug, Default)]
+pub struct Lowered {
+    pub program: Program,
+    pub work: Work,
+    /// Kernels that emitted at least one instruction.
+    pub kernels: usize,
+    /// Highest SBUF bytes per partition allocated at once.
+    pub sbuf_peak_pp: u64,
+    /// PSUM accumulation groups: (first writer, last reader, banks).
+    pub psum_groups: Vec<(InstrId, InstrId, u8)>,
+}
+
+/// Where a (root) value's data is.
+#[derive(Clone, Debug)]
+pub(crate) struct Avail {
+    /// SBUF residence: (buffer, offset, bytes per partition).
+    pub sbuf: Option<(BufId, u64, u64)>,
+    /// HBM copy, if any.
+    pub hbm: Option<BufId>,
+    /// Instructions that produce it, one per record of its producer (SBUF), or that
+    /// store it (HBM); empty for function arguments.
+    pub pieces: Vec<InstrId>,
+    pub hbm_pieces: Vec<InstrId>,
+    /// Instructions that read it while resident.
+    pub readers: Vec<InstrId>,
+}
+
+/// Lowering state.
+pub(crate) struct Lowerer<'a> {
+    pub m: &'a Module,
+    pub plan: &'a NeuronPlan,
+    pub opts: &'a EngineOptions,
+    pub prog: Program,
+    pub sbuf: SbufAllocator,
+    pub psum: PsumBanks,
+    pub avail: FxHashMap<ValueId, Avail>,
+    /// Kernel positions that read each root, ascending.
+    pub uses: FxHashMap<ValueId, Vec<usize>>,
+    pub returned: FxHashSet<ValueId>,
+    /// Accumulated busy time per compute engine (load balancing).
+    pub busy: [f64; 4],
+    pub dma_busy: [f64; DMA_QUEUES as usize],
+    pub work: Work,
+    pub psum_groups: Vec<(InstrId, InstrId, u8)>,
+    pub hbm_next: u64,
+    pub cross: FxHashSet<OpId>,
+    /// Kernel-local allocations not yet freed: (offset, bytes, accessors). The last
+    /// [`LOCAL_LAG`] kernels keep theirs so that consecutive kernels use different
+    /// addresses and can overlap in time.
+    pub local_frees: std::collections::VecDeque<(u64, u64, Vec<InstrId>)>,
+}
+
+/// Number of kernels whose local buffers stay allocated after they are lowered.
+const LOCAL_LAG: usize = 2;
+
+/// Lowers `func` under `plan` to an engine program.
+pub fn lower(m: &Module, func: &Func, plan: &NeuronPlan, opts: &EngineOptions) -> Result<Lowered, EngineError> {
+    let order = kernel_order(m, plan)?;
+    let mut lw = Lowerer::new(m, plan, opts);
+    lw.prepare(func, &order);
+    let mut kernels = 0;
+    for (pos, &k) in order.iter().enumerate() {
+        let before = lw.prog.instrs.len();
+        lw.lower_kernel(k, pos)?;
+        lw.release_after(pos);
+        while lw.local_frees.len() > LOCAL_LAG {
+            if let Some((off, bytes, acc)) = lw.local_frees.pop_front() {
+                lw.sbuf.free(off, bytes, acc);
+            }
+        }
+        if lw.prog.instrs.len() > before {
+            kernels += 1;
+        }
+    }
+    Ok(Lowered {
+        sbuf_peak_pp: lw.sbuf.peak(),
+        program: lw.prog,
+        work: lw.work,
+        kernels,
+        psum_groups: lw.psum_groups,
+    })
+}
+
+/// Topological order of the kernels (Kahn; ties by the program position of the first op).
+fn kernel_order(m: &Module, plan: &NeuronPlan) -> Result<Vec<usize>, EngineError> {
+    let ks = &plan.fusion.kernels;
+    let mut indeg = vec![0usize; ks.len()];
+    let mut succ: Vec<Vec<usize>> = vec![Vec::new(); ks.len()];
+    for (k, kernel) in ks.iter().enumerate() {
+        let mut preds: Vec<usize> = kernel
+            .inputs
+            .iter()
+            .filter_map(|&v| match m.value(v).def {
+                ValueDef::Result(op, _) => plan.fusion.kernel_of.get(&op).copied(),
+                ValueDef::RegionArg(..) => None,
+            })
+            .filter(|&p| p != k)
+            .collect();
+        preds.sort_unstable();
+        preds.dedup();
+        indeg[k] = preds.len();
+        for p in preds {
+            succ[p].push(k);
+        }
+    }
+    let key = |k: usize| ks[k].ops.first().and_then(|o| plan.graph.pos.get(o)).copied().unwrap_or(usize::MAX);
+    let mut ready: BinaryHeap<Reverse<(usize, usize)>> =
+        (0..ks.len()).filter(|&k| indeg[k] == 0).map(|k| Reverse((key(k), k))).collect();
+    let mut order = Vec::with_capacity(ks.len());
+    while let Some(Reverse((_, k))) = ready.pop() {
+        order.push(k);
+        for &s in &succ[k] {
+            indeg[s] -= 1;
+            if indeg[s] == 0 {
+                ready.push(Reverse((key(s), s)));
+            }
+        }
+    }
+    match (0..ks.len()).find(|&k| indeg[k] > 0) {
+        Some(k) => Err(EngineError::KernelCycle(k)),
+        None => Ok(order),
+    }
+}
+
+impl<'a> Lowerer<'a> {
+    fn new(m: &'a Module, plan: &'a NeuronPlan, opts: &'a EngineOptions) -> Self {
+        Lowerer {
+            m,
+            plan,
+            opts,
+            prog: Program::default(),
+            sbuf: SbufAllocator::new(opts.model.sbuf_partition_bytes),
+            psum: PsumBanks::new(opts.model.psum_banks),
+            avail: FxHashMap::default(),
+            uses: FxHashMap::default(),
+            returned: FxHashSet::default(),
+            busy: [0.0; 4],
+            dma_busy: [0.0; DMA_QUEUES as usize],
+            work: Work::default(),
+            psum_groups: Vec::new(),
+            hbm_next: 0,
+            cross: plan.layout.cross_partition_reductions.iter().copied().collect(),
+            local_frees: Default::default(),
+        }
+    }
+
+    /// Function arguments start in HBM; records each root's uses and the returned roots.
+    fn prepare(&mut self, func: &Func, order: &[usize]) {
+        let m = self.m;
+        for &a in &m.region(func.body).args {
+            let hbm = self.hbm_buffer(a);
+            self.avail.insert(a, Avail { sbuf: None, hbm: Some(hbm), pieces: vec![], hbm_pieces: vec![], readers: vec![] });
+        }
+        for (pos, &k) in order.iter().enumerate() {
+            for &v in &self.plan.fusion.kernels[k].inputs {
+                let r = root(m, v);
+                let u = self.uses.entry(r).or_default();
+                if u.last() != Some(&pos) {
+                    u.push(pos);
+                }
+            }
+        }
+        if let Some(&term) = m.region(func.body).ops.last() {
+            if m.op(term).kind.is_terminator() {
+                for &v in &m.op(term).operands {
+                    self.returned.insert(root(m, v));
+                }
+            }
+        }
+        // Compulsory traffic: arguments some kernel reads, results some kernel computes.
+        let args: FxHashSet<ValueId> = m.region(func.body).args.iter().copied().collect();
+        let mut read: Vec<ValueId> = args.iter().copied().filter(|a| self.uses.contains_key(a)).collect();
+        read.sort_unstable();
+        let mut written: Vec<ValueId> = self.returned.iter().copied().filter(|r| !args.contains(r)).collect();
+        written.sort_unstable();
+        self.work.compulsory_hbm_bytes = read.iter().chain(&written).map(|&v| elems_bytes(m, v).1).sum();
+    }
+
+    /// An HBM buffer for value `v`.
+    pub fn hbm_buffer(&mut self, v: ValueId) -> BufId {
+        let bytes = elems_bytes(self.m, v).1;
+        let off = self.hbm_next;
+        self.hbm_next += bytes.div_ceil(64) * 64;
+        self.prog.buffer(format!("{v}"), Mem::Hbm, off, bytes)
+    }
+
+    /// SBUF bytes per partition held by residents in `keep` and by unfreed local buffers.
+    pub fn resident_pinned(&self, keep: &FxHashSet<ValueId>) -> u64 {
+        let res: u64 = keep.iter().filter_map(|r| self.avail.get(r)).filter_map(|a| a.sbuf.map(|s| s.2)).sum();
+        res + self.local_frees.iter().map(|l| l.1).sum::<u64>()
+    }
+
+    /// Frees the residents whose last use is kernel position `pos`.
+    fn release_after(&mut self, pos: usize) {
+        let mut dead: Vec<ValueId> = self
+            .avail
+            .iter()
+            .filter(|(r, a)| a.sbuf.is_some() && self.uses.get(r).and_then(|u| u.last()).is_none_or(|&l| l <= pos))
+            .map(|(&r, _)| r)
+            .collect();
+        dead.sort_unstable();
+        for r in dead {
+            self.drop_resident(r);
+        }
+    }
+
+    /// Frees the SBUF copy of `r` (its readers and writers guard the range's next tenant).
+    pub fn drop_resident(&mut self, r: ValueId) {
+        if let Some(a) = self.avail.get_mut(&r) {
+            if let Some((_, off, bytes)) = a.sbuf.take() {
+                let mut acc = std::mem::take(&mut a.readers);
+                acc.extend_from_slice(&a.pieces);
+                acc.extend_from_slice(&a.hbm_pieces);
+                self.sbuf.free(off, bytes, acc);
+            }
+        }
+    }
+
+    /// Next kernel position after `pos` that reads `r` (usize::MAX if none).
+    fn next_use(&self, r: ValueId, pos: usize) -> usize {
+        self.uses.get(&r).and_then(|u| u.iter().find(|&&p| p > pos).copied()).unwrap_or(usize::MAX)
+    }
+
+    /// Allocates `bytes` per partition, spilling residents not in `keep` (furthest next
+    /// use first) until it fits. `None` when even that is not enough.
+    pub fn alloc_spilling(&mut self, bytes: u64, pos: usize, keep: &FxHashSet<ValueId>) -> Option<(u64, Vec<InstrId>)> {
+        loop {
+            if let Some(g) = self.sbuf.alloc(bytes) {
+                return Some((g.offset, g.war));
+            }
+            let victim = self
+                .avail
+                .iter()
+                .filter(|(r, a)| a.sbuf.is_some() && !keep.contains(r))
+                .max_by_key(|(r, _)| (self.next_use(**r, pos), Reverse(**r)))
+                .map(|(&r, _)| r)?;
+            self.spill(victim);
+        }
+    }
+
+    /// Stores a resident tensor to HBM (if it has no HBM copy yet) and frees its SBUF.
+    fn spill(&mut self, r: ValueId) {
+        let Some(a) = self.avail.get(&r) else { return };
+        if a.hbm.is_none() {
+            let pieces = a.pieces.clone();
+            let sb = a.sbuf.map(|(b, _, _)| b);
+            let (_, bytes) = elems_bytes(self.m, r);
+            let buf = self.hbm_buffer(r);
+            let n = pieces.len().max(1) as u64;
+            let mut stores = Vec::new();
+            for (i, &p) in pieces.iter().enumerate() {
+                let share = bytes * (i as u64 + 1) / n - bytes * i as u64 / n;
+                let id = self.dma(Opcode::Spill, u32::MAX, share, 128, vec![p], sb.into_iter().collect(), vec![buf]);
+                stores.push(id);
+            }
+            if let Some(a) = self.avail.get_mut(&r) {
+                a.hbm = Some(buf);
+                a.hbm_pieces = stores;
+            }
+        }
+        self.drop_resident(r);
+    }
+
+    /// Emits a DMA record of `bytes` over `parts` partitions on the least-loaded queue.
+    #[allow(clippy::too_many_arguments)]
+    pub fn dma(
+        &mut self,
+        op: Opcode,
+        kernel: u32,
+        bytes: u64,
+        parts: u32,
+        deps: Vec<InstrId>,
+        reads: Vec<BufId>,
+        writes: Vec<BufId>,
+    ) -> InstrId {
+        let parts = parts.clamp(1, 128);
+        let bpp = bytes.div_ceil(parts as u64).max(1);
+        let mut dur = self.opts.model.dma_s(bpp, parts);
+        if op == Opcode::DmaTranspose {
+            // Element-granular descriptors: assume a quarter of the streaming rate [U].
+            dur = self.opts.model.dma_fixed_s + 4.0 * (dur - self.opts.model.dma_fixed_s);
+        }
+        let q = (0..DMA_QUEUES as usize)
+            .min_by(|&a, &b| self.dma_busy[a].total_cmp(&self.dma_busy[b]))
+            .unwrap_or(0);
+        self.dma_busy[q] += dur;
+        self.work.hbm_bytes += bytes;
+        self.push(Instr {
+            id: 0,
+            engine: Engine::Dma(q as u8),
+            op,
+            kernel,
+            partitions: parts,
+            free: bpp.min(u32::MAX as u64) as u32,
+            count: 1,
+            elem_bytes: 1,
+            reads,
+            writes,
+            deps,
+            duration_s: dur,
+            ideal_s: self.opts.model.dma_ideal_s(bytes),
+        })
+    }
+
+    /// Appends an instruction (deduplicating its dependencies) and returns its id.
+    pub fn push(&mut self, mut ins: Instr) -> InstrId {
+        let id = self.prog.instrs.len() as InstrId;
+        ins.id = id;
+        ins.deps.sort_unstable();
+        ins.deps.dedup();
+        if let Some(i) = ins.engine.index().checked_sub(0).filter(|&i| i < 4) {
+            self.busy[i] += ins.duration_s;
+        }
+        self.prog.instrs.push(ins);
+        id
+    }
+
+    /// The engine among `engines` that finishes `cost(e)` of new work first, counting the
+    /// v2 shared SBUF port of Vector and GpSimd as one resource.
+    pub fn pick(&self, engines: &[Engine], cost: impl Fn(Engine) -> f64) -> Engine {
+        let load = |e: Engine| {
+            let i = e.index();
+            let shared = self.opts.model.shared_ports && matches!(e, Engine::Vector | Engine::GpSimd);
+            if shared {
+                self.busy[1] + self.busy[3]
+            } else {
+                self.busy[i]
+            }
+        };
+        let mut best = engines[0];
+        let mut best_t = f64::INFINITY;
+        for &e in engines {
+            let t = load(e) + cost(e);
+            if t < best_t {
+                best_t = t;
+                best = e;
+            }
+        }
+        best
+    }
+
+    /// Records the ideal work of an op for the roofline.
+    pub fn account(&mut self, engines: &[Engine], ideal: impl Fn(Engine) -> f64) {
+        if let [only] = engines {
+            self.work.fixed[only.index().min(3)] += ideal(*only);
+        } else {
+            self.work.flexible += engines.iter().map(|&e| ideal(e)).fold(f64::INFINITY, f64::min);
+        }
+    }
+
+    /// The work of `op`, given whether its kernel computes.
+    pub fn work_of(&self, op: OpId, computes: bool) -> OpWork {
+        op_work(self.m, op, self.cross.contains(&op), computes)
+    }
+
+    /// Lowers kernel `k` at position `pos` of the kernel order.
+    fn lower_kernel(&mut self, k: usize, pos: usize) -> Result<(), EngineError> {
+        let kernel = &self.plan.fusion.kernels[k];
+        let mut ops: Vec<OpId> = kernel.ops.iter().chain(&kernel.duplicated).copied().collect();
+        ops.sort_by_key(|o| self.plan.graph.pos.get(o).copied().unwrap_or(usize::MAX));
+        let pre: Vec<OpWork> = ops.iter().map(|&o| self.work_of(o, false)).collect();
+        let computes = pre.iter().filter(|w| !matches!(w, OpWork::Relabel | OpWork::HbmConstant)).count();
+        let works: Vec<OpWork> = ops.iter().map(|&o| self.work_of(o, computes > 1)).collect();
+        // Large constants live in HBM.
+        for (i, w) in works.iter().enumerate() {
+            if *w == OpWork::HbmConstant {
+                for &r in &self.m.op(ops[i]).results {
+                    let hbm = self.hbm_buffer(r);
+                    self.avail.insert(r, Avail { sbuf: None, hbm: Some(hbm), pieces: vec![], hbm_pieces: vec![], readers: vec![] });
+                }
+            }
+        }
+        let needed = self.needed_roots(k, &ops);
+        let has_work = works.iter().any(|w| !matches!(w, OpWork::Relabel | OpWork::HbmConstant));
+        if !has_work && needed.is_empty() {
+            return Ok(());
+        }
+        crate::engine::emit_ops::lower_compute(self, k, pos, &ops, &works, &needed)
+    }
+
+    /// Roots produced by this kernel's own ops that must be materialized (read by a later
+    /// kernel or returned), in value order.
+    fn needed_roots(&self, k: usize, ops: &[OpId]) -> Vec<ValueId> {
+        let own: FxHashSet<OpId> = self.plan.fusion.kernels[k].ops.iter().copied().collect();
+        let mut out: Vec<ValueId> = ops
+            .iter()
+            .filter(|o| own.contains(o))
+            .flat_map(|&o| self.m.op(o).results.iter().copied())
+            .filter(|&v| root(self.m, v) == v && !self.avail.contains_key(&v))
+            .filter(|v| self.returned.contains(v) || self.uses.contains_key(v))
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// Splits `bytes` into DMA pieces of at least 512 KiB (at most 8).
+    pub fn pieces(bytes: u64) -> Vec<u32> {
+        split(bytes.div_ceil(512 * 1024), 8)
+    }
+}
+
+/// Convenience for emitters: tiles of `v` covered by a record of `count` of `tiles` tiles.
+pub fn share(total: u64, count: u32, tiles: u64) -> u64 {
+    (total * count as u64).div_ceil(tiles.max(1))
+}

@@ -1,0 +1,210 @@
+//! On-chip memory planning: first-fit allocation of SBUF address ranges (per partition)
+//! and round-robin PSUM bank assignment, with the write-after-read dependencies that
+//! address reuse implies.
+//!
+//! Owns: [`SbufAllocator`] and [`PsumBanks`].
+//! Invariants: live SBUF ranges never overlap and lie in `[0, capacity)`; a range handed
+//! out again carries the instructions that last touched it (`Grant::war`), which the
+//! caller must make the new writer wait for, so the schedule can never overlap two
+//! tensors sharing an address; `peak` is the highest number of bytes per partition live
+//! at once.
+
+use crate::engine::isa::InstrId;
+
+/// A free or recently freed address range `[start, end)` in bytes per partition.
+#[derive(Clone, Debug)]
+struct Range {
+    start: u64,
+    end: u64,
+}
+
+/// A freed range remembering who touched it last.
+#[derive(Clone, Debug)]
+struct Tombstone {
+    range: Range,
+    accessors: Vec<InstrId>,
+}
+
+/// The result of a successful allocation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Grant {
+    pub offset: u64,
+    /// Instructions that last used (part of) this range before; the first writer of the
+    /// new tenant must depend on them.
+    pub war: Vec<InstrId>,
+}
+
+/// First-fit allocator over the bytes of one SBUF partition (every tensor occupies the
+/// same range in each partition it uses, `neuron-facts.md` §1.3).
+#[derive(Clone, Debug)]
+pub struct SbufAllocator {
+    capacity: u64,
+    free: Vec<Range>,
+    tombstones: Vec<Tombstone>,
+    used: u64,
+    peak: u64,
+}
+
+/// Allocation granularity in bytes per partition (keeps addresses aligned to 64 B).
+pub const ALIGN: u64 = 64;
+
+fn align(n: u64) -> u64 {
+    n.div_ceil(ALIGN).max(1) * ALIGN
+}
+
+impl SbufAllocator {
+    pub fn new(capacity: u64) -> Self {
+        SbufAllocator {
+            capacity,
+            free: vec![Range { start: 0, end: capacity }],
+            tombstones: Vec::new(),
+            used: 0,
+            peak: 0,
+        }
+    }
+
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+    /// Bytes per partition live now.
+    pub fn used(&self) -> u64 {
+        self.used
+    }
+    /// Highest `used` seen.
+    pub fn peak(&self) -> u64 {
+        self.peak
+    }
+    /// Largest single free range.
+    pub fn largest_free(&self) -> u64 {
+        self.free.iter().map(|r| r.end - r.start).max().unwrap_or(0)
+    }
+
+    /// Allocates `bytes` per partition, first fit. `None` when no free range is large enough.
+    pub fn alloc(&mut self, bytes: u64) -> Option<Grant> {
+        let size = align(bytes);
+        let i = self.free.iter().position(|r| r.end - r.start >= size)?;
+        let start = self.free[i].start;
+        self.free[i].start += size;
+        if self.free[i].start == self.free[i].end {
+            self.free.remove(i);
+        }
+        self.used += size;
+        self.peak = self.peak.max(self.used);
+        let war = self.take_tombstones(start, start + size);
+        Some(Grant { offset: start, war })
+    }
+
+    /// Frees `[offset, offset + bytes)`; `accessors` are the instructions that used it last.
+    pub fn free(&mut self, offset: u64, bytes: u64, accessors: Vec<InstrId>) {
+        let size = align(bytes);
+        let r = Range { start: offset, end: offset + size };
+        self.used -= size;
+        if !accessors.is_empty() {
+            self.tombstones.push(Tombstone { range: r.clone(), accessors });
+        }
+        let pos = self.free.partition_point(|f| f.start < r.start);
+        self.free.insert(pos, r);
+        // Merge with neighbours.
+        if pos + 1 < self.free.len() && self.free[pos].end == self.free[pos + 1].start {
+            self.free[pos].end = self.free[pos + 1].end;
+            self.free.remove(pos + 1);
+        }
+        if pos > 0 && self.free[pos - 1].end == self.free[pos].start {
+            self.free[pos - 1].end = self.free[pos].end;
+            self.free.remove(pos);
+        }
+    }
+
+    /// Collects (and drops, where fully covered) the tombstones overlapping `[a, b)`.
+    fn take_tombstones(&mut self, a: u64, b: u64) -> Vec<InstrId> {
+        let mut war = Vec::new();
+        self.tombstones.retain(|t| {
+            let overlaps = t.range.start < b && a < t.range.end;
+            if overlaps {
+                war.extend_from_slice(&t.accessors);
+            }
+            !(overlaps && a <= t.range.start && t.range.end <= b)
+        });
+        war.sort_unstable();
+        war.dedup();
+        war
+    }
+}
+
+/// PSUM banks handed out round-robin; each remembers the instructions that last read it.
+#[derive(Clone, Debug)]
+pub struct PsumBanks {
+    next: u8,
+    banks: u8,
+    last_readers: Vec<Vec<InstrId>>,
+}
+
+impl PsumBanks {
+    pub fn new(banks: u8) -> Self {
+        PsumBanks { next: 0, banks, last_readers: vec![Vec::new(); banks as usize] }
+    }
+
+    /// Takes the next `n` banks (n ≤ banks); returns them with the WAR dependencies.
+    pub fn take(&mut self, n: u8) -> (Vec<u8>, Vec<InstrId>) {
+        let n = n.clamp(1, self.banks);
+        let mut ids = Vec::with_capacity(n as usize);
+        let mut war = Vec::new();
+        for _ in 0..n {
+            let b = self.next;
+            self.next = (self.next + 1) % self.banks;
+            war.append(&mut self.last_readers[b as usize]);
+            ids.push(b);
+        }
+        war.sort_unstable();
+        war.dedup();
+        (ids, war)
+    }
+
+    /// Records the instructions that read (evicted) bank `b`.
+    pub fn set_readers(&mut self, b: u8, readers: Vec<InstrId>) {
+        self.last_readers[b as usize] = readers;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_fit_reuses_freed_range_with_war() {
+        let mut a = SbufAllocator::new(1024);
+        let x = a.alloc(100).unwrap();
+        let y = a.alloc(200).unwrap();
+        assert_eq!((x.offset, y.offset), (0, 128));
+        a.free(x.offset, 100, vec![7]);
+        // 64 B fits in the freed first range and inherits its last accessor.
+        let z = a.alloc(64).unwrap();
+        assert_eq!(z.offset, 0);
+        assert_eq!(z.war, vec![7]);
+        assert_eq!(a.peak(), 128 + 256);
+        assert!(a.alloc(2048).is_none());
+    }
+
+    #[test]
+    fn free_merges_neighbours() {
+        let mut a = SbufAllocator::new(256);
+        let x = a.alloc(64).unwrap();
+        let y = a.alloc(64).unwrap();
+        a.free(y.offset, 64, vec![]);
+        a.free(x.offset, 64, vec![]);
+        assert_eq!(a.largest_free(), 256);
+        assert_eq!(a.used(), 0);
+    }
+
+    #[test]
+    fn psum_round_robin_war() {
+        let mut p = PsumBanks::new(8);
+        let (b, w) = p.take(3);
+        assert_eq!((b, w), (vec![0, 1, 2], vec![]));
+        p.set_readers(0, vec![4]);
+        let (b, _) = p.take(5);
+        assert_eq!(b, vec![3, 4, 5, 6, 7]);
+        let (b, w) = p.take(1);
+        assert_eq!((b, w), (vec![0], vec![4]));
+    }
+}

@@ -1,0 +1,73 @@
+//! The NeuronCore engine back end: lowering of fused, laid-out kernels to the instruction
+//! streams of the four compute engines and the DMA queues, on-chip memory planning, list
+//! scheduling, time simulation, and the `program.nir` / `timeline.json` / report outputs.
+//!
+//! Pipeline ([`compile_function`]): the lead's plan (`neuronc_passes::neuron::plan_function`)
+//! → [`lower::lower`] (tiling, engine choice, SBUF/PSUM allocation with spilling)
+//! → [`schedule::schedule`] (list scheduler = time simulator) → [`Report`].
+//!
+//! * [`isa`] — engines, opcodes, instruction records, buffers.
+//! * [`cost`] — the NeuronCore cost model ([`CoreModel`]), every number citing
+//!   `neuron-facts.md`.
+//! * [`classify`] — op → engine work table.
+//! * [`tiling`] — tiles, matmul dimensions, storage roots.
+//! * [`memory`] — SBUF first-fit allocator, PSUM banks.
+//! * [`lower`], `emit_ops`, `emit_mm` — kernel lowering.
+//! * [`schedule`] — list scheduling and simulated time.
+//! * [`emit`] — `program.nir` text, Chrome-trace timeline, [`Report`].
+//!
+//! Invariants: everything is deterministic (no hash-order iteration reaches the output);
+//! `predicted_time_s >= roofline_time_s`; the schedule respects every dependency and
+//! never overlaps two instructions of one engine.
+
+pub mod classify;
+pub mod cost;
+pub mod emit;
+mod emit_mm;
+mod emit_ops;
+pub mod isa;
+pub mod lower;
+pub mod memory;
+pub mod schedule;
+pub mod tiling;
+
+pub use cost::CoreModel;
+pub use emit::{program_nir, timeline_json, Report};
+pub use lower::{AutoCast, EngineError, EngineOptions, Lowered};
+pub use schedule::Schedule;
+
+use neuronc_ir::{Func, Module};
+use neuronc_passes::neuron::NeuronPlan;
+
+/// A compiled and simulated function.
+#[derive(Clone, Debug)]
+pub struct EngineOutput {
+    pub lowered: Lowered,
+    pub schedule: Schedule,
+    pub report: Report,
+    pub target: &'static str,
+}
+
+impl EngineOutput {
+    /// The `program.nir` text.
+    pub fn program_nir(&self) -> String {
+        emit::program_nir(&self.lowered, &self.schedule, self.target)
+    }
+    /// The `timeline.json` text (Chrome trace format).
+    pub fn timeline_json(&self) -> String {
+        emit::timeline_json(&self.lowered, &self.schedule)
+    }
+}
+
+/// Lowers, schedules and simulates `func` under `plan`.
+pub fn compile_function(
+    m: &Module,
+    func: &Func,
+    plan: &NeuronPlan,
+    opts: &EngineOptions,
+) -> Result<EngineOutput, EngineError> {
+    let lowered = lower::lower(m, func, plan, opts)?;
+    let schedule = schedule::schedule(&lowered.program, opts.model.shared_ports);
+    let report = emit::report(&lowered, &schedule, &opts.model);
+    Ok(EngineOutput { lowered, schedule, report, target: opts.model.name })
+}

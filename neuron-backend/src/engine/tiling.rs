@@ -1,0 +1,169 @@
+//! Tiling of one kernel's iteration space to the hardware limits, and the op facts the
+//! lowering needs (matmul dimensions, root storage of relabelled values).
+//!
+//! Owns: [`Tiling`] (tiles of at most 128 partitions × `free` elements, grouped into at
+//! most `max_records` instruction records), [`MatmulDims`] and [`root`].
+//! Invariants: `Tiling::counts` sums to `tiles()`; every count is ≥ 1; tiles never exceed
+//! 128 partitions.
+
+use neuronc_ir::{Attr, Module, OpKind, ValueDef, ValueId};
+use neuronc_passes::neuron::layout::LayoutPlan;
+
+/// Bytes per partition of one streamed tile (8 KiB: at least the 4 KiB per partition at
+/// which DMA nearly saturates, `neuron-facts.md` §1.3).
+pub const TILE_BYTES_PER_PARTITION: u64 = 8 * 1024;
+
+/// A kernel's tiles and how they are grouped into instruction records.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tiling {
+    /// Partitions per tile (≤ 128).
+    pub parts: u32,
+    /// Free elements per tile.
+    pub free: u32,
+    /// Tiles along the partition dimension and along the free axis.
+    pub p_tiles: u64,
+    pub f_tiles: u64,
+    /// Tiles per record.
+    pub counts: Vec<u32>,
+}
+
+impl Tiling {
+    /// Tiles `elems` elements whose partition dimension has extent `p`; `row` is the
+    /// number of free elements that must stay in one tile (a reduced row), `elem_bytes`
+    /// the widest element streamed.
+    pub fn new(elems: u64, p: u64, row: u64, elem_bytes: u64, max_records: u32) -> Tiling {
+        let p = p.max(1);
+        let per_part = (elems / p).max(1);
+        let budget = (TILE_BYTES_PER_PARTITION / elem_bytes.max(1)).max(1);
+        let row = row.clamp(1, per_part);
+        let free = if row > 1 { row * (budget / row).max(1) } else { budget }.min(per_part);
+        let p_tiles = p.div_ceil(128);
+        let f_tiles = per_part.div_ceil(free);
+        let tiles = p_tiles * f_tiles;
+        Tiling { parts: p.min(128) as u32, free: free as u32, p_tiles, f_tiles, counts: split(tiles, max_records) }
+    }
+
+    pub fn tiles(&self) -> u64 {
+        self.p_tiles * self.f_tiles
+    }
+    pub fn records(&self) -> usize {
+        self.counts.len()
+    }
+}
+
+/// Splits `n` items into at most `max` groups of near-equal size (sizes differ by ≤ 1).
+pub fn split(n: u64, max: u32) -> Vec<u32> {
+    let n = n.max(1);
+    let groups = n.min(max.max(1) as u64);
+    (0..groups).map(|c| (((c + 1) * n / groups) - (c * n / groups)) as u32).collect()
+}
+
+/// `B` independent `[M, K] × [K, N]` products (batch, lhs free, rhs free, contraction).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatmulDims {
+    pub b: u64,
+    pub m: u64,
+    pub n: u64,
+    pub k: u64,
+}
+
+fn prod(shape: &[i64], dims: &[i64]) -> u64 {
+    dims.iter().filter_map(|&d| shape.get(d as usize)).map(|&x| x.max(0) as u64).product()
+}
+
+/// Matmul dimensions of a dot_general, dot or convolution (convolution as implicit GEMM:
+/// K = input features × kernel window, M = output features, N = batch × output pixels).
+pub fn matmul_dims(m: &Module, op: neuronc_ir::OpId) -> Option<MatmulDims> {
+    let o = m.op(op);
+    let lhs = m.tensor_type(*o.operands.first()?)?;
+    let rhs = m.tensor_type(*o.operands.get(1)?)?;
+    let out = m.tensor_type(*o.results.first()?)?;
+    let total = |s: &[i64]| s.iter().map(|&x| x.max(0) as u64).product::<u64>();
+    match (o.kind, o.attrs.get("dot_dimension_numbers")) {
+        (OpKind::DotGeneral, Some(Attr::DotDims(d))) => {
+            let b = prod(&lhs.shape, &d.lhs_batching);
+            let k = prod(&lhs.shape, &d.lhs_contracting);
+            let m_ = total(&lhs.shape) / (b * k).max(1);
+            let n = total(&rhs.shape) / (b * k).max(1);
+            Some(MatmulDims { b, m: m_, n, k })
+        }
+        (OpKind::Dot, _) | (OpKind::DotGeneral, _) => {
+            let k = lhs.shape.last().map_or(1, |&x| x.max(1) as u64);
+            Some(MatmulDims { b: 1, m: total(&lhs.shape) / k, n: total(&rhs.shape) / k, k })
+        }
+        (OpKind::Convolution, _) => {
+            let Some(Attr::ConvDims(cd)) = o.attrs.get("dimension_numbers") else { return None };
+            let cout = rhs.shape.get(cd.kernel_output_feature as usize).map_or(1, |&x| x.max(1) as u64);
+            let k = total(&rhs.shape) / cout;
+            Some(MatmulDims { b: 1, m: cout, n: total(&out.shape) / cout, k })
+        }
+        _ => None,
+    }
+}
+
+/// The value whose storage `v` shares: follows reshape, transpose and get_tuple_element
+/// (relabelings that move no data; a partition change is a separate relayout).
+pub fn root(m: &Module, mut v: ValueId) -> ValueId {
+    for _ in 0..1024 {
+        let ValueDef::Result(op, _) = m.value(v).def else { return v };
+        let o = m.op(op);
+        match o.kind {
+            OpKind::Reshape | OpKind::Transpose | OpKind::GetTupleElement if !o.operands.is_empty() => {
+                v = o.operands[0];
+            }
+            _ => return v,
+        }
+    }
+    v
+}
+
+/// Element count and bytes of a value (0 for tokens).
+pub fn elems_bytes(m: &Module, v: ValueId) -> (u64, u64) {
+    match m.tensor_type(v) {
+        Some(t) => (t.num_elements(), t.byte_size()),
+        None => (0, neuronc_passes::neuron::graph::value_bytes(m, v)),
+    }
+}
+
+/// Extent of the partition dimension the layout gives `v` (1 for scalars / no layout).
+pub fn partition_extent(m: &Module, layout: &LayoutPlan, v: ValueId) -> u64 {
+    let Some(t) = m.tensor_type(v) else { return 1 };
+    let d = layout.of(v).map(|d| d as usize).or_else(|| {
+        (0..t.rank()).max_by_key(|&i| (t.shape[i], std::cmp::Reverse(i)))
+    });
+    d.and_then(|d| t.shape.get(d)).map_or(1, |&x| x.max(1) as u64)
+}
+
+/// SBUF bytes per partition to hold all of `v` with its layout.
+pub fn resident_bytes_pp(m: &Module, layout: &LayoutPlan, v: ValueId) -> u64 {
+    let (elems, bytes) = elems_bytes(m, v);
+    if elems == 0 {
+        return bytes.div_ceil(128).max(1);
+    }
+    let p = partition_extent(m, layout, v);
+    let eb = (bytes / elems).max(1);
+    p.div_ceil(128) * (elems / p).max(1) * eb
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_is_balanced() {
+        assert_eq!(split(10, 4), vec![2, 3, 2, 3]);
+        assert_eq!(split(3, 16), vec![1, 1, 1]);
+        assert_eq!(split(0, 16), vec![1]);
+    }
+
+    #[test]
+    fn tiling_limits() {
+        // [256, 4096] f32: 2 partition tiles × 2 free tiles of 2048 (8 KiB / 4 B).
+        let t = Tiling::new(256 * 4096, 256, 1, 4, 64);
+        assert_eq!((t.parts, t.free, t.p_tiles, t.f_tiles), (128, 2048, 2, 2));
+        assert_eq!(t.counts, vec![1, 1, 1, 1]);
+        // Rows of 3000 stay whole.
+        let t = Tiling::new(64 * 3000, 64, 3000, 4, 64);
+        assert_eq!((t.parts, t.free, t.f_tiles), (64, 3000, 1));
+    }
+}

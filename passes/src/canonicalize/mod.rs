@@ -1,0 +1,177 @@
+//! `canonicalize`: applies named, local rewrite rules until none applies.
+//!
+//! Rules live in [`algebraic`] (identities of arithmetic, logic, select and compare),
+//! [`shape`] (reshape, transpose, broadcast and convert folding) and [`fold`] (constant
+//! folding through the interpreter). Each rule is a function that matches one op, asks
+//! [`Rewriter::commit`] for permission (fuel, trace) and only then builds replacement ops;
+//! it returns the values that replace the op's results.
+//!
+//! Driver: one forward sweep per region. An op's operands are first redirected through the
+//! replacements made so far (a value is only used after its definition, so a single sweep
+//! sees every use), its regions are canonicalized, then the rules for its kind are tried in
+//! order. Ops created by a rule are placed before the replaced op and are themselves
+//! canonicalized (depth-bounded). Ops left dead by the rewrites are erased at the end.
+//! Invariants: rules never increase the number of ops on any path nor turn cheap ops into
+//! expensive ones; rule order and sweep order are fixed, so the output is deterministic.
+
+pub mod algebraic;
+pub mod fold;
+pub mod shape;
+
+use crate::context::{Changed, PassContext};
+use crate::error::PassError;
+use crate::pass::Pass;
+use neuronc_ir::{Module, NamedAttrs, OpId, OpKind, RegionId, TypeId, ValueId};
+use rustc_hash::FxHashMap;
+
+/// Nested rewrites of freshly created ops stop at this depth.
+const MAX_DEPTH: u32 = 16;
+
+/// The `canonicalize` pass.
+pub struct Canonicalize;
+
+impl Pass for Canonicalize {
+    fn name(&self) -> &'static str {
+        "canonicalize"
+    }
+    fn run(&self, module: &mut Module, ctx: &mut PassContext) -> Result<Changed, PassError> {
+        let mut rw = Rewriter {
+            m: module,
+            ctx,
+            rule: "",
+            anchor: None,
+            created: Vec::new(),
+            remap: FxHashMap::default(),
+            applied: 0,
+        };
+        let bodies: Vec<RegionId> = rw.m.funcs.iter().map(|f| f.body).collect();
+        for body in bodies {
+            rw.sweep(body);
+        }
+        let applied = rw.applied;
+        if applied > 0 {
+            crate::dce::remove_dead_ops(module, None);
+        }
+        Ok(Changed::from_bool(applied > 0))
+    }
+}
+
+/// A named rule: the op kinds it looks at and its matcher-rewriter.
+pub struct Rule {
+    pub name: &'static str,
+    pub kinds: &'static [OpKind],
+    pub apply: fn(&mut Rewriter, OpId) -> Option<Vec<ValueId>>,
+}
+
+/// Every rule of the pass in application order (constant folding last).
+pub fn rules() -> impl Iterator<Item = &'static Rule> {
+    algebraic::RULES.iter().chain(shape::RULES).chain(fold::RULES)
+}
+
+/// Editing state handed to rules.
+pub struct Rewriter<'a> {
+    pub m: &'a mut Module,
+    pub ctx: &'a mut PassContext,
+    rule: &'static str,
+    anchor: Option<OpId>,
+    created: Vec<OpId>,
+    remap: FxHashMap<ValueId, ValueId>,
+    applied: u64,
+}
+
+impl Rewriter<'_> {
+    /// Asks to apply the current rule at `op`. `None` means "do not rewrite" (no fuel);
+    /// rules call it after matching and before any mutation: `rw.commit(op)?;`.
+    pub fn commit(&mut self, op: OpId) -> Option<()> {
+        if self.ctx.try_rewrite(self.rule, self.m, op) {
+            self.applied += 1;
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    /// Creates an op placed just before the op being rewritten, with its location.
+    pub fn create(
+        &mut self,
+        kind: OpKind,
+        operands: Vec<ValueId>,
+        types: &[TypeId],
+        attrs: NamedAttrs,
+    ) -> OpId {
+        let op = self.m.create_op(kind, operands, types, attrs);
+        self.adopt(op);
+        op
+    }
+
+    /// Registers an op built elsewhere (detached) as created by the current rewrite.
+    pub fn adopt(&mut self, op: OpId) {
+        if let Some(a) = self.anchor {
+            let (loc, span) = (self.m.op(a).loc, self.m.op(a).span);
+            let o = self.m.op_mut(op);
+            o.loc = loc;
+            o.span = span;
+        }
+        self.created.push(op);
+    }
+
+    /// Creates a splat constant of type `ty`; returns its value.
+    pub fn splat(&mut self, ty: TypeId, bytes: Vec<u8>) -> Option<ValueId> {
+        let op = crate::ir_util::make_splat_constant(self.m, ty, bytes)?;
+        self.adopt(op);
+        Some(self.m.op(op).results[0])
+    }
+
+    fn remap_operands(&mut self, op: OpId) {
+        if self.remap.is_empty() {
+            return;
+        }
+        let remap = &self.remap;
+        for v in &mut self.m.op_mut(op).operands {
+            while let Some(&to) = remap.get(v) {
+                *v = to;
+            }
+        }
+    }
+
+    fn sweep(&mut self, region: RegionId) {
+        let old = std::mem::take(&mut self.m.region_mut(region).ops);
+        let mut out = Vec::with_capacity(old.len());
+        for op in old {
+            self.remap_operands(op);
+            for r in self.m.op(op).regions.clone() {
+                self.sweep(r);
+            }
+            self.process(op, region, &mut out, 0);
+        }
+        self.m.region_mut(region).ops = out;
+    }
+
+    fn process(&mut self, op: OpId, region: RegionId, out: &mut Vec<OpId>, depth: u32) {
+        self.remap_operands(op);
+        let kind = self.m.op(op).kind;
+        if depth < MAX_DEPTH {
+            for rule in rules().filter(|r| r.kinds.is_empty() || r.kinds.contains(&kind)) {
+                self.rule = rule.name;
+                self.anchor = Some(op);
+                let Some(values) = (rule.apply)(self, op) else {
+                    self.created.clear();
+                    continue;
+                };
+                let created = std::mem::take(&mut self.created);
+                let results = self.m.op(op).results.clone();
+                for (r, v) in results.into_iter().zip(values) {
+                    self.remap.insert(r, v);
+                }
+                self.m.op_mut(op).parent = None;
+                for c in created {
+                    self.m.op_mut(c).parent = Some(region);
+                    self.process(c, region, out, depth + 1);
+                }
+                return;
+            }
+        }
+        self.m.op_mut(op).parent = Some(region);
+        out.push(op);
+    }
+}

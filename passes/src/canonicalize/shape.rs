@@ -1,0 +1,170 @@
+//! Shape and type-conversion folding.
+//!
+//! | rule | rewrite |
+//! |---|---|
+//! | `reshape-identity` | `reshape` to the operand's own type → operand |
+//! | `reshape-reshape` | `reshape(reshape(x))` → `reshape(x)` (or `x`) |
+//! | `transpose-identity` | `transpose` with the identity permutation → operand |
+//! | `transpose-transpose` | `transpose(transpose(x, p), q)` → `transpose(x, i ↦ p[q[i]])` (or `x`) |
+//! | `broadcast-identity` | `broadcast_in_dim` to the same type with dims `0..n` → operand |
+//! | `broadcast-broadcast` | `bid(bid(x, d1), d2)` → `bid(x, i ↦ d2[d1[i]])` |
+//! | `convert-identity` | `convert` to the same type → operand |
+//! | `convert-convert-lossless` | `convert(convert(x): B): C` → `convert(x): C` when every value of `x`'s type is exact in `B` |
+//! | `splat-through-shape-op` | `broadcast_in_dim`/`reshape`/`transpose` of a splat constant → splat constant |
+
+use super::{Rewriter, Rule};
+use crate::ir_util::{def_of_kind, splat_of};
+use neuronc_ir::{Attr, ElemType, NamedAttrs, OpId, OpKind, ValueId};
+
+pub static RULES: &[Rule] = &[
+    Rule { name: "reshape-identity", kinds: &[OpKind::Reshape], apply: identity_by_type },
+    Rule { name: "reshape-reshape", kinds: &[OpKind::Reshape], apply: reshape_reshape },
+    Rule { name: "transpose-identity", kinds: &[OpKind::Transpose], apply: transpose_identity },
+    Rule { name: "transpose-transpose", kinds: &[OpKind::Transpose], apply: transpose_transpose },
+    Rule { name: "broadcast-identity", kinds: &[OpKind::BroadcastInDim], apply: broadcast_identity },
+    Rule { name: "broadcast-broadcast", kinds: &[OpKind::BroadcastInDim], apply: broadcast_broadcast },
+    Rule { name: "convert-identity", kinds: &[OpKind::Convert], apply: identity_by_type },
+    Rule { name: "convert-convert-lossless", kinds: &[OpKind::Convert], apply: convert_convert },
+    Rule {
+        name: "splat-through-shape-op",
+        kinds: &[OpKind::BroadcastInDim, OpKind::Reshape, OpKind::Transpose],
+        apply: splat_through_shape_op,
+    },
+];
+
+fn i64_array(v: Vec<i64>) -> Attr {
+    Attr::IntArray(ElemType::Int(64), v)
+}
+
+fn is_iota(v: &[i64]) -> bool {
+    v.iter().enumerate().all(|(i, &d)| d == i as i64)
+}
+
+/// The op's operand when it already has the result's type.
+fn identity_by_type(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
+    let o = rw.m.op(op);
+    let x = o.operands[0];
+    if rw.m.value_type(x) != rw.m.value_type(o.results[0]) {
+        return None;
+    }
+    rw.commit(op)?;
+    Some(vec![x])
+}
+
+/// Replaces `op` (one result) by `kind(x)` with `attrs`, or by `x` itself when `x` already
+/// has the result type and `identity` says the op would not change it.
+fn rebuild_unary(
+    rw: &mut Rewriter,
+    op: OpId,
+    kind: OpKind,
+    x: ValueId,
+    attrs: NamedAttrs,
+    identity: bool,
+) -> Option<Vec<ValueId>> {
+    let ty = rw.m.value_type(rw.m.op(op).results[0]);
+    rw.commit(op)?;
+    if identity && rw.m.value_type(x) == ty {
+        return Some(vec![x]);
+    }
+    let new = rw.create(kind, vec![x], &[ty], attrs);
+    Some(vec![rw.m.op(new).results[0]])
+}
+
+fn reshape_reshape(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
+    let inner = def_of_kind(rw.m, rw.m.op(op).operands[0], OpKind::Reshape)?;
+    let x = rw.m.op(inner).operands[0];
+    rebuild_unary(rw, op, OpKind::Reshape, x, NamedAttrs::new(), true)
+}
+
+fn transpose_identity(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
+    let perm = rw.m.op(op).attrs.i64_array("permutation")?;
+    if !is_iota(&perm) {
+        return None;
+    }
+    identity_by_type(rw, op)
+}
+
+fn transpose_transpose(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
+    let outer = rw.m.op(op).attrs.i64_array("permutation")?;
+    let inner = def_of_kind(rw.m, rw.m.op(op).operands[0], OpKind::Transpose)?;
+    let p = rw.m.op(inner).attrs.i64_array("permutation")?;
+    let composed: Vec<i64> = outer
+        .iter()
+        .map(|&q| usize::try_from(q).ok().and_then(|q| p.get(q).copied()))
+        .collect::<Option<_>>()?;
+    let x = rw.m.op(inner).operands[0];
+    let identity = is_iota(&composed);
+    let mut attrs = NamedAttrs::new();
+    attrs.set("permutation", i64_array(composed));
+    rebuild_unary(rw, op, OpKind::Transpose, x, attrs, identity)
+}
+
+fn broadcast_identity(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
+    let dims = rw.m.op(op).attrs.i64_array("broadcast_dimensions")?;
+    if !is_iota(&dims) {
+        return None;
+    }
+    identity_by_type(rw, op)
+}
+
+fn broadcast_broadcast(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
+    let d2 = rw.m.op(op).attrs.i64_array("broadcast_dimensions")?;
+    let inner = def_of_kind(rw.m, rw.m.op(op).operands[0], OpKind::BroadcastInDim)?;
+    let d1 = rw.m.op(inner).attrs.i64_array("broadcast_dimensions")?;
+    let composed: Vec<i64> = d1
+        .iter()
+        .map(|&d| usize::try_from(d).ok().and_then(|d| d2.get(d).copied()))
+        .collect::<Option<_>>()?;
+    let x = rw.m.op(inner).operands[0];
+    let identity = is_iota(&composed);
+    let mut attrs = NamedAttrs::new();
+    attrs.set("broadcast_dimensions", i64_array(composed));
+    rebuild_unary(rw, op, OpKind::BroadcastInDim, x, attrs, identity)
+}
+
+fn convert_convert(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
+    let inner = def_of_kind(rw.m, rw.m.op(op).operands[0], OpKind::Convert)?;
+    let x = rw.m.op(inner).operands[0];
+    let a = rw.m.tensor_type(x)?.elem;
+    let b = rw.m.tensor_type(rw.m.op(inner).results[0])?.elem;
+    if !is_lossless(a, b) {
+        return None;
+    }
+    rebuild_unary(rw, op, OpKind::Convert, x, NamedAttrs::new(), true)
+}
+
+/// Whether every value of element type `a` is represented exactly in `b`.
+pub fn is_lossless(a: ElemType, b: ElemType) -> bool {
+    use ElemType::*;
+    /// Significand bits (including the implicit one) of the IEEE-like float types.
+    fn significand(e: ElemType) -> Option<u32> {
+        match e {
+            F16 => Some(11),
+            BF16 => Some(8),
+            F32 => Some(24),
+            F64 => Some(53),
+            _ => None,
+        }
+    }
+    match (a, b) {
+        _ if a == b => true,
+        (I1, Int(_) | UInt(_) | F16 | BF16 | F32 | F64) => true,
+        (Int(x), Int(y)) | (UInt(x), UInt(y)) => y > x,
+        (UInt(x), Int(y)) => y > x,
+        (F16, F32 | F64) | (BF16, F32 | F64) | (F32, F64) => true,
+        (Int(x), _) => significand(b).is_some_and(|s| u32::from(x) <= s),
+        (UInt(x), _) => significand(b).is_some_and(|s| u32::from(x) <= s),
+        _ => false,
+    }
+}
+
+fn splat_through_shape_op(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
+    let o = rw.m.op(op);
+    let (elem, bytes) = splat_of(rw.m, o.operands[0])?;
+    let ty = rw.m.value_type(o.results[0]);
+    if rw.m.types.tensor_of(ty)?.elem != elem {
+        return None;
+    }
+    rw.commit(op)?;
+    Some(vec![rw.splat(ty, bytes)?])
+}

@@ -1,0 +1,82 @@
+//! `dce`: dead code elimination.
+//!
+//! Removes every pure op (see [`crate::ir_util::is_pure`]) none of whose results is used,
+//! in function bodies and inside nested regions. Terminators, side-effecting ops and
+//! function arguments are never touched. One reverse sweep per region suffices: a value is
+//! only used after its definition (or inside regions of later ops), so by the time an op is
+//! visited all of its users have already been visited and, if dead, removed.
+
+use crate::context::{Changed, PassContext};
+use crate::error::PassError;
+use crate::ir_util::{erase_op, is_pure, use_counts};
+use crate::pass::Pass;
+use neuronc_ir::{Module, OpId, RegionId};
+
+/// The `dce` pass.
+pub struct Dce;
+
+impl Pass for Dce {
+    fn name(&self) -> &'static str {
+        "dce"
+    }
+    fn run(&self, module: &mut Module, ctx: &mut PassContext) -> Result<Changed, PassError> {
+        Ok(Changed::from_bool(remove_dead_ops(module, Some(ctx)) > 0))
+    }
+}
+
+/// Removes dead pure ops everywhere; returns how many were removed. With a context, each
+/// removal is a rewrite (`dce`) that consumes fuel; without, removal is unconditional (used
+/// by passes to clean up after their own rewrites).
+pub fn remove_dead_ops(m: &mut Module, mut ctx: Option<&mut PassContext>) -> usize {
+    let mut uses = use_counts(m);
+    let bodies: Vec<RegionId> = m.funcs.iter().map(|f| f.body).collect();
+    let mut removed = 0;
+    for body in bodies {
+        removed += sweep(m, body, &mut uses, &mut ctx);
+    }
+    removed
+}
+
+fn sweep(
+    m: &mut Module,
+    region: RegionId,
+    uses: &mut [u32],
+    ctx: &mut Option<&mut PassContext>,
+) -> usize {
+    let ops = m.region(region).ops.clone();
+    let mut removed = 0;
+    for &op in ops.iter().rev() {
+        if is_dead(m, op, uses) {
+            let allowed = match ctx.as_deref_mut() {
+                Some(c) => c.try_rewrite("dce", m, op),
+                None => true,
+            };
+            if allowed {
+                release_uses(m, op, uses);
+                erase_op(m, op);
+                removed += 1;
+                continue;
+            }
+        }
+        for r in m.op(op).regions.clone().into_iter().rev() {
+            removed += sweep(m, r, uses, ctx);
+        }
+    }
+    removed
+}
+
+fn is_dead(m: &Module, op: OpId, uses: &[u32]) -> bool {
+    m.op(op).results.iter().all(|r| uses[r.index()] == 0) && is_pure(m, op)
+}
+
+/// Decrements the use counts of everything `op` (and the ops of its regions) uses.
+fn release_uses(m: &Module, op: OpId, uses: &mut [u32]) {
+    for v in &m.op(op).operands {
+        uses[v.index()] -= 1;
+    }
+    for &r in &m.op(op).regions {
+        for &inner in &m.region(r).ops {
+            release_uses(m, inner, uses);
+        }
+    }
+}

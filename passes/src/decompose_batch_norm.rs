@@ -1,0 +1,275 @@
+//! `decompose-batch-norm`: expands `batch_norm_training`, `batch_norm_inference` and
+//! `batch_norm_grad` into elementwise ops, `broadcast_in_dim` and `reduce`-sums, in the
+//! operand's element type, following the formulas of the StableHLO specification.
+//!
+//! With `x` the operand, `f` the feature dimension, `N` the number of elements per feature,
+//! `Σ` a sum over every dimension but `f`, and per-feature vectors broadcast along `f`:
+//! * training: `mean = Σx/N`, `c = x - mean`, `var = Σc²/N`,
+//!   `y = c * (scale * rsqrt(var + eps)) + offset`; results `(y, mean, var)`.
+//! * inference: `y = (x - mean) * (scale * rsqrt(var + eps)) + offset`.
+//! * grad (`dy` the output gradient, `r = rsqrt(var + eps)`, `c = x - mean`):
+//!   `grad_offset = Σdy`, `grad_scale = Σ(dy*c) * r`,
+//!   `grad_x = (scale*r) * (dy - Σdy/N - c * (Σ(dy*c) * r² / N))`.
+//!
+//! Per-feature arithmetic is done on the `[C]` vectors before broadcasting, so the
+//! expansion adds only a few full-size ops. `f16`/`bf16` batch norms are computed in `f32`
+//! (operands converted up, results converted back once), matching the single rounding of
+//! the fused op. Ops on other element types are left alone.
+
+use crate::context::{Changed, PassContext};
+use crate::error::PassError;
+use crate::ir_util::{encode_scalar, erase_op, make_splat_constant};
+use crate::pass::Pass;
+use neuronc_ir::{
+    Attr, ElemType, Module, NamedAttrs, OpId, OpKind, RegionId, Span, LocId, TypeId, ValueId,
+};
+
+/// The `decompose-batch-norm` pass.
+pub struct DecomposeBatchNorm;
+
+impl Pass for DecomposeBatchNorm {
+    fn name(&self) -> &'static str {
+        "decompose-batch-norm"
+    }
+    fn run(&self, module: &mut Module, ctx: &mut PassContext) -> Result<Changed, PassError> {
+        let mut targets = Vec::new();
+        module.walk_ops(|op| {
+            if matches!(
+                module.op(op).kind,
+                OpKind::BatchNormTraining | OpKind::BatchNormInference | OpKind::BatchNormGrad
+            ) {
+                targets.push(op);
+            }
+        });
+        let mut changed = false;
+        for op in targets {
+            let Some(shape) = Shape::of(module, op) else {
+                continue;
+            };
+            if !ctx.try_rewrite("decompose-batch-norm", module, op) {
+                break;
+            }
+            expand(module, op, &shape);
+            changed = true;
+        }
+        Ok(Changed::from_bool(changed))
+    }
+}
+
+/// What the expansion needs to know about one batch-norm op.
+struct Shape {
+    /// The element type the arithmetic runs in.
+    elem: ElemType,
+    /// The op's own element type, when it differs from `elem` (low precision).
+    narrow: Option<ElemType>,
+    full: TypeId,
+    vec: TypeId,
+    scalar: TypeId,
+    feature: i64,
+    reduce_dims: Vec<i64>,
+    count: f64,
+    eps: f64,
+}
+
+impl Shape {
+    fn of(m: &mut Module, op: OpId) -> Option<Shape> {
+        let o = m.op(op);
+        let x = m.tensor_type(o.operands[0])?.clone();
+        let feature = o.attrs.int("feature_index")?;
+        let eps = match o.attrs.get("epsilon")? {
+            Attr::Float(v, _) => *v,
+            _ => return None,
+        };
+        let f = usize::try_from(feature).ok().filter(|&f| f < x.rank())?;
+        if !matches!(x.elem, ElemType::F16 | ElemType::BF16 | ElemType::F32 | ElemType::F64) {
+            return None;
+        }
+        let c = x.shape[f];
+        let count = (x.num_elements() / c.max(1) as u64) as f64;
+        let (elem, narrow) = match x.elem {
+            ElemType::F16 | ElemType::BF16 => (ElemType::F32, Some(x.elem)),
+            e => (e, None),
+        };
+        Some(Shape {
+            elem,
+            narrow,
+            full: m.types.tensor(elem, &x.shape),
+            vec: m.types.tensor(elem, &[c]),
+            scalar: m.types.tensor(elem, &[]),
+            feature,
+            reduce_dims: (0..x.rank() as i64).filter(|&d| d != feature).collect(),
+            count,
+            eps,
+        })
+    }
+}
+
+/// Builds ops in order, with the location of the op being expanded.
+struct Builder<'a> {
+    m: &'a mut Module,
+    ops: Vec<OpId>,
+    loc: Option<LocId>,
+    span: Span,
+}
+
+impl Builder<'_> {
+    fn push(&mut self, op: OpId) -> ValueId {
+        let o = self.m.op_mut(op);
+        o.loc = self.loc;
+        o.span = self.span;
+        self.ops.push(op);
+        self.m.op(op).results[0]
+    }
+    fn op(&mut self, kind: OpKind, operands: Vec<ValueId>, ty: TypeId) -> ValueId {
+        let op = self.m.create_op(kind, operands, &[ty], NamedAttrs::new());
+        self.push(op)
+    }
+    /// `v` converted to the compute element type (a no-op unless the op is low precision).
+    fn widen(&mut self, v: ValueId, s: &Shape) -> ValueId {
+        let Some(shape) = s.narrow.and(self.m.tensor_type(v)).map(|t| t.shape.clone()) else {
+            return v;
+        };
+        let ty = self.m.types.tensor(s.elem, &shape);
+        self.op(OpKind::Convert, vec![v], ty)
+    }
+    /// `v` converted back to type `ty` when they differ.
+    fn narrow_to(&mut self, v: ValueId, ty: TypeId) -> ValueId {
+        if self.m.value_type(v) == ty {
+            return v;
+        }
+        self.op(OpKind::Convert, vec![v], ty)
+    }
+    fn constant(&mut self, ty: TypeId, elem: ElemType, value: f64) -> ValueId {
+        let bytes = encode_scalar(elem, value).unwrap_or_default();
+        match make_splat_constant(self.m, ty, bytes) {
+            Some(op) => self.push(op),
+            None => unreachable!("constant types are tensors by construction"),
+        }
+    }
+    fn bcast(&mut self, v: ValueId, s: &Shape) -> ValueId {
+        let mut attrs = NamedAttrs::new();
+        attrs.set(
+            "broadcast_dimensions",
+            Attr::IntArray(ElemType::Int(64), vec![s.feature]),
+        );
+        let op = self.m.create_op(OpKind::BroadcastInDim, vec![v], &[s.full], attrs);
+        self.push(op)
+    }
+    /// Σ over every dimension but the feature one: `[..] -> [C]`.
+    fn sum(&mut self, x: ValueId, s: &Shape) -> ValueId {
+        let zero = self.constant(s.scalar, s.elem, 0.0);
+        let mut attrs = NamedAttrs::new();
+        attrs.set("dimensions", Attr::IntArray(ElemType::Int(64), s.reduce_dims.clone()));
+        let red = self.m.create_op(OpKind::Reduce, vec![x, zero], &[s.vec], attrs);
+        let body = self.m.add_op_region(red);
+        let a = self.m.add_region_arg(body, s.scalar);
+        let b = self.m.add_region_arg(body, s.scalar);
+        let add = self.m.create_op(OpKind::Add, vec![a, b], &[s.scalar], NamedAttrs::new());
+        self.m.append_op(body, add);
+        let sum = self.m.op(add).results[0];
+        let ret = self.m.create_op(OpKind::Return, vec![sum], &[], NamedAttrs::new());
+        self.m.append_op(body, ret);
+        self.push(red)
+    }
+    /// `rsqrt(var + eps)` on `[C]`.
+    fn rstd(&mut self, var: ValueId, s: &Shape) -> ValueId {
+        let eps = self.constant(s.vec, s.elem, s.eps);
+        let v = self.op(OpKind::Add, vec![var, eps], s.vec);
+        self.op(OpKind::Rsqrt, vec![v], s.vec)
+    }
+    /// `v / N` on `[C]`.
+    fn per_element(&mut self, v: ValueId, s: &Shape) -> ValueId {
+        let n = self.constant(s.vec, s.elem, s.count);
+        self.op(OpKind::Divide, vec![v, n], s.vec)
+    }
+    /// `c * bcast(scale * rstd) + bcast(offset)`.
+    fn normalize(&mut self, c: ValueId, scale: ValueId, rstd: ValueId, offset: ValueId, s: &Shape) -> ValueId {
+        let k = self.op(OpKind::Multiply, vec![scale, rstd], s.vec);
+        let kb = self.bcast(k, s);
+        let y = self.op(OpKind::Multiply, vec![c, kb], s.full);
+        let ob = self.bcast(offset, s);
+        self.op(OpKind::Add, vec![y, ob], s.full)
+    }
+}
+
+fn expand(m: &mut Module, op: OpId, s: &Shape) {
+    let o = m.op(op).clone();
+    let Some(parent) = o.parent else {
+        return;
+    };
+    let mut b = Builder {
+        m,
+        ops: Vec::new(),
+        loc: o.loc,
+        span: o.span,
+    };
+    let operands: Vec<ValueId> = o.operands.iter().map(|&v| b.widen(v, s)).collect();
+    let x = operands[0];
+    let new_results = match o.kind {
+        OpKind::BatchNormTraining => {
+            let (scale, offset) = (operands[1], operands[2]);
+            let sx = b.sum(x, s);
+            let mean = b.per_element(sx, s);
+            let mb = b.bcast(mean, s);
+            let c = b.op(OpKind::Subtract, vec![x, mb], s.full);
+            let c2 = b.op(OpKind::Multiply, vec![c, c], s.full);
+            let sc2 = b.sum(c2, s);
+            let var = b.per_element(sc2, s);
+            let rstd = b.rstd(var, s);
+            let y = b.normalize(c, scale, rstd, offset, s);
+            vec![y, mean, var]
+        }
+        OpKind::BatchNormInference => {
+            let (scale, offset, mean, var) = (operands[1], operands[2], operands[3], operands[4]);
+            let mb = b.bcast(mean, s);
+            let c = b.op(OpKind::Subtract, vec![x, mb], s.full);
+            let rstd = b.rstd(var, s);
+            vec![b.normalize(c, scale, rstd, offset, s)]
+        }
+        _ => expand_grad(&mut b, &operands, s),
+    };
+    let new_results: Vec<ValueId> = new_results
+        .into_iter()
+        .zip(&o.results)
+        .map(|(v, &old)| b.narrow_to(v, b.m.value_type(old)))
+        .collect();
+    let new_ops = std::mem::take(&mut b.ops);
+    let pos = m.region(parent).ops.iter().position(|&p| p == op).unwrap_or(0);
+    insert_all(m, parent, pos, new_ops);
+    for (old, new) in o.results.iter().zip(new_results) {
+        m.replace_all_uses(*old, new);
+    }
+    erase_op(m, op);
+}
+
+fn expand_grad(b: &mut Builder, operands: &[ValueId], s: &Shape) -> Vec<ValueId> {
+    let (x, scale, mean, var, dy) = (operands[0], operands[1], operands[2], operands[3], operands[4]);
+    let rstd = b.rstd(var, s);
+    let mb = b.bcast(mean, s);
+    let c = b.op(OpKind::Subtract, vec![x, mb], s.full);
+    let sum_dy = b.sum(dy, s);
+    let dyc = b.op(OpKind::Multiply, vec![dy, c], s.full);
+    let sum_dyc = b.sum(dyc, s);
+    let grad_scale = b.op(OpKind::Multiply, vec![sum_dyc, rstd], s.vec);
+    // grad_x = (scale*r) * (dy - Σdy/N - c * (Σ(dy*c) * r² / N))
+    let mean_dy = b.per_element(sum_dy, s);
+    let r2 = b.op(OpKind::Multiply, vec![rstd, rstd], s.vec);
+    let t = b.op(OpKind::Multiply, vec![sum_dyc, r2], s.vec);
+    let t = b.per_element(t, s);
+    let tb = b.bcast(t, s);
+    let ct = b.op(OpKind::Multiply, vec![c, tb], s.full);
+    let mdb = b.bcast(mean_dy, s);
+    let d1 = b.op(OpKind::Subtract, vec![dy, mdb], s.full);
+    let d2 = b.op(OpKind::Subtract, vec![d1, ct], s.full);
+    let k = b.op(OpKind::Multiply, vec![scale, rstd], s.vec);
+    let kb = b.bcast(k, s);
+    let grad_x = b.op(OpKind::Multiply, vec![kb, d2], s.full);
+    vec![grad_x, grad_scale, sum_dy]
+}
+
+fn insert_all(m: &mut Module, region: RegionId, pos: usize, ops: Vec<OpId>) {
+    for &op in &ops {
+        m.op_mut(op).parent = Some(region);
+    }
+    m.region_mut(region).ops.splice(pos..pos, ops);
+}

@@ -1,0 +1,287 @@
+//! Small IR queries and edits shared by the passes: use counts, defining ops, purity,
+//! constant inspection and creation, op erasure and region cloning.
+//!
+//! Invariants: nothing here changes the meaning of a module by itself; edits
+//! ([`erase_op`], [`clone_region_into`]) keep the arena consistent (erased ops are detached
+//! from their region and keep their ids).
+
+use neuronc_ir::{
+    Attr, DenseData, DenseElements, ElemType, Module, NamedAttrs, OpId, OpKind, RegionId,
+    TypeId, ValueDef, ValueId,
+};
+use rustc_hash::FxHashMap;
+use std::sync::Arc;
+
+/// Human-readable location of an op for traces: its `loc(...)` text when it has one, else
+/// its source byte offset, else its arena id.
+pub fn op_location(m: &Module, op: OpId) -> String {
+    let o = m.op(op);
+    let kind = o.kind.name();
+    if let Some(text) = o.loc.and_then(|l| m.locs.get(l.index())) {
+        return format!("{kind} {text}");
+    }
+    if o.span != Default::default() {
+        return format!("{kind} at byte {}", o.span.start);
+    }
+    format!("{kind} ({op})")
+}
+
+/// The op defining `v`, if `v` is an op result.
+pub fn def_op(m: &Module, v: ValueId) -> Option<OpId> {
+    match m.value(v).def {
+        ValueDef::Result(op, _) => Some(op),
+        ValueDef::RegionArg(..) => None,
+    }
+}
+
+/// The op defining `v` if it is of kind `kind`.
+pub fn def_of_kind(m: &Module, v: ValueId, kind: OpKind) -> Option<OpId> {
+    def_op(m, v).filter(|&op| m.op(op).kind == kind)
+}
+
+/// Number of uses of every value by live ops (indexed by [`ValueId`]).
+pub fn use_counts(m: &Module) -> Vec<u32> {
+    let mut counts = vec![0u32; m.values.len()];
+    m.walk_ops(|op| {
+        for &v in &m.op(op).operands {
+            counts[v.index()] += 1;
+        }
+    });
+    counts
+}
+
+/// Whether an op may be removed when its results are unused, and merged with an identical
+/// op: no side effects (I/O, collectives, RNG, calls, custom calls), recursively for the ops
+/// of its regions.
+pub fn is_pure(m: &Module, op: OpId) -> bool {
+    let o = m.op(op);
+    let kind_ok = match o.kind {
+        OpKind::Rng
+        | OpKind::RngBitGenerator
+        | OpKind::Call
+        | OpKind::AfterAll
+        | OpKind::CreateToken
+        | OpKind::OptimizationBarrier => false,
+        OpKind::Composite => is_neuronc_composite(o),
+        k => !k.has_side_effect() && !k.is_terminator(),
+    };
+    kind_ok
+        && o.regions.iter().all(|&r| {
+            m.region(r)
+                .ops
+                .iter()
+                .all(|&inner| m.op(inner).kind.is_terminator() || is_pure(m, inner))
+        })
+}
+
+/// A `stablehlo.composite` created by this crate (`neuronc.*`), whose decomposition is
+/// known to be pure.
+pub fn is_neuronc_composite(o: &neuronc_ir::Op) -> bool {
+    o.kind == OpKind::Composite && o.attrs.str("name").is_some_and(|n| n.starts_with("neuronc."))
+}
+
+/// Detaches `op` from its region. The op stays in the arena.
+pub fn erase_op(m: &mut Module, op: OpId) {
+    if let Some(r) = m.op(op).parent {
+        m.region_mut(r).ops.retain(|&o| o != op);
+    }
+    m.op_mut(op).parent = None;
+}
+
+/// The dense payload of `v` if it is defined by `stablehlo.constant`.
+pub fn constant_of(m: &Module, v: ValueId) -> Option<&DenseElements> {
+    let op = def_of_kind(m, v, OpKind::Constant)?;
+    match m.op(op).attrs.get("value")? {
+        Attr::Elements(e) => Some(e),
+        _ => None,
+    }
+}
+
+/// If `v` is a splat — a constant whose elements are all equal, possibly seen through
+/// `broadcast_in_dim`/`reshape` — the element type and the one element's bytes.
+pub fn splat_of(m: &Module, v: ValueId) -> Option<(ElemType, Vec<u8>)> {
+    if let Some(op) = def_op(m, v) {
+        let o = m.op(op);
+        if matches!(o.kind, OpKind::BroadcastInDim | OpKind::Reshape) {
+            return splat_of(m, o.operands[0]);
+        }
+    }
+    let e = constant_of(m, v)?;
+    let first = e.element_bytes(0).to_vec();
+    if e.len == 0 {
+        return None;
+    }
+    let all_equal = e.is_splat() || (1..e.len).all(|i| e.element_bytes(i) == first.as_slice());
+    all_equal.then_some((e.elem, first))
+}
+
+/// The numeric value of one element's bytes as `f64` (floats of 16/32/64 bits, ints, i1).
+pub fn elem_as_f64(elem: ElemType, bytes: &[u8]) -> Option<f64> {
+    Some(match elem {
+        ElemType::F32 => f32::from_le_bytes(bytes.try_into().ok()?) as f64,
+        ElemType::F64 => f64::from_le_bytes(bytes.try_into().ok()?),
+        ElemType::F16 => half::f16::from_le_bytes(bytes.try_into().ok()?).to_f64(),
+        ElemType::BF16 => half::bf16::from_le_bytes(bytes.try_into().ok()?).to_f64(),
+        ElemType::I1 | ElemType::Int(_) | ElemType::UInt(_) => elem_as_i128(elem, bytes)? as f64,
+        _ => return None,
+    })
+}
+
+/// The value of an integer (or `i1`) element's bytes.
+pub fn elem_as_i128(elem: ElemType, bytes: &[u8]) -> Option<i128> {
+    let mut buf = [0u8; 16];
+    let n = bytes.len().min(8);
+    buf[..n].copy_from_slice(&bytes[..n]);
+    let raw = u64::from_le_bytes(buf[..8].try_into().ok()?);
+    Some(match elem {
+        ElemType::I1 => (raw & 1) as i128,
+        ElemType::UInt(b) => (raw & mask(b)) as i128,
+        ElemType::Int(b) => {
+            let shift = 64 - b as u32;
+            (((raw << shift) as i64) >> shift) as i128
+        }
+        _ => return None,
+    })
+}
+
+fn mask(bits: u8) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// Whether the splat `(elem, bytes)` is exactly the number `x` (floats: same bits as the
+/// value converted to the type, so `-0.0` and `+0.0` differ).
+pub fn splat_is(splat: &Option<(ElemType, Vec<u8>)>, x: f64) -> bool {
+    let Some((elem, bytes)) = splat else {
+        return false;
+    };
+    if elem.is_float() {
+        return encode_scalar(*elem, x).is_some_and(|b| &b == bytes);
+    }
+    if elem.is_integer() || elem.is_bool() {
+        return elem_as_i128(*elem, bytes).is_some_and(|v| v as f64 == x);
+    }
+    false
+}
+
+/// Little-endian bytes of `x` in element type `elem` (ints must be exact).
+pub fn encode_scalar(elem: ElemType, x: f64) -> Option<Vec<u8>> {
+    Some(match elem {
+        ElemType::F32 => (x as f32).to_le_bytes().to_vec(),
+        ElemType::F64 => x.to_le_bytes().to_vec(),
+        ElemType::F16 => half::f16::from_f64(x).to_le_bytes().to_vec(),
+        ElemType::BF16 => half::bf16::from_f64(x).to_le_bytes().to_vec(),
+        ElemType::I1 => vec![u8::from(x != 0.0)],
+        ElemType::Int(_) | ElemType::UInt(_) => {
+            if x.fract() != 0.0 {
+                return None;
+            }
+            let w = elem.byte_width();
+            (x as i64).to_le_bytes()[..w].to_vec()
+        }
+        _ => return None,
+    })
+}
+
+/// Creates (detached) a `stablehlo.constant` of type `ty` whose elements all equal `bytes`.
+pub fn make_splat_constant(m: &mut Module, ty: TypeId, bytes: Vec<u8>) -> Option<OpId> {
+    let t = m.types.tensor_of(ty)?.clone();
+    let dense = DenseElements {
+        ty,
+        elem: t.elem,
+        len: t.num_elements(),
+        data: DenseData::Splat(bytes.into_boxed_slice()),
+    };
+    Some(make_constant(m, ty, dense))
+}
+
+/// Creates (detached) a `stablehlo.constant` with the given payload.
+pub fn make_constant(m: &mut Module, ty: TypeId, dense: DenseElements) -> OpId {
+    let mut attrs = NamedAttrs::new();
+    attrs.set("value", Attr::Elements(Arc::new(dense)));
+    m.create_op(OpKind::Constant, Vec::new(), &[ty], attrs)
+}
+
+/// Deep-copies the ops of region `src` (except its terminator) to the end of region `dst`,
+/// mapping values through `map` (which must already map `src`'s arguments). Returns the
+/// terminator's operands, mapped. Nested regions are cloned recursively.
+pub fn clone_region_into(
+    m: &mut Module,
+    src: RegionId,
+    dst: RegionId,
+    map: &mut FxHashMap<ValueId, ValueId>,
+) -> Vec<ValueId> {
+    let ops = m.region(src).ops.clone();
+    let mut ret = Vec::new();
+    for op in ops {
+        if m.op(op).kind.is_terminator() {
+            ret = m.op(op).operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
+            continue;
+        }
+        let new = clone_op(m, op, map);
+        m.append_op(dst, new);
+    }
+    ret
+}
+
+/// Deep-copies one op (detached), mapping operands through `map` and recording its results.
+pub fn clone_op(m: &mut Module, op: OpId, map: &mut FxHashMap<ValueId, ValueId>) -> OpId {
+    let src = m.op(op).clone();
+    let operands = src.operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
+    let types: Vec<TypeId> = src.results.iter().map(|&r| m.value_type(r)).collect();
+    let new = m.create_op(src.kind, operands, &types, src.attrs.clone());
+    {
+        let n = m.op_mut(new);
+        n.loc = src.loc;
+        n.span = src.span;
+    }
+    let new_results = m.op(new).results.clone();
+    for (old, new_v) in src.results.iter().zip(new_results) {
+        map.insert(*old, new_v);
+    }
+    for &r in &src.regions {
+        let nr = m.add_op_region(new);
+        let args = m.region(r).args.clone();
+        for a in args {
+            let na = m.add_region_arg(nr, m.value_type(a));
+            map.insert(a, na);
+        }
+        let inner = m.region(r).ops.clone();
+        for iop in inner {
+            let c = clone_op(m, iop, map);
+            m.append_op(nr, c);
+        }
+    }
+    new
+}
+
+/// Whether two attribute lists are identical, comparing floats by bit pattern (so `0.0`
+/// and `-0.0` differ, and equal NaNs are equal).
+pub fn attrs_identical(a: &NamedAttrs, b: &NamedAttrs) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b.iter())
+            .all(|((na, va), (nb, vb))| na == nb && attr_identical(va, vb))
+}
+
+fn attr_identical(a: &Attr, b: &Attr) -> bool {
+    match (a, b) {
+        (Attr::Float(x, tx), Attr::Float(y, ty)) => x.to_bits() == y.to_bits() && tx == ty,
+        (Attr::FloatArray(tx, xs), Attr::FloatArray(ty, ys)) => {
+            tx == ty
+                && xs.len() == ys.len()
+                && xs.iter().zip(ys).all(|(x, y)| x.to_bits() == y.to_bits())
+        }
+        (Attr::Array(xs), Attr::Array(ys)) => {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| attr_identical(x, y))
+        }
+        (Attr::Dict(x), Attr::Dict(y)) => attrs_identical(x, y),
+        (Attr::Elements(x), Attr::Elements(y)) => {
+            Arc::ptr_eq(x, y) || (x.ty == y.ty && x.to_bytes() == y.to_bytes())
+        }
+        _ => a == b,
+    }
+}

@@ -1,0 +1,46 @@
+//! NeuronCore planning: layout assignment and fusion, and the report `explain` prints.
+//!
+//! Owns: [`plan_function`] (layout then fusion over one function body) and [`NeuronPlan`]
+//! with the summary metrics (`hbm_bytes`, `transpose_bytes`, `matmul_operand_bytes`, ...).
+//! Plans are side tables keyed by op/value ids of the module they were computed on; they
+//! are invalidated by any mutation of that module.
+
+pub mod fusion;
+pub mod graph;
+pub mod layout;
+
+use fusion::{FusionConfig, FusionPlan, OpClass};
+use graph::{value_bytes, RegionGraph};
+use layout::LayoutPlan;
+use neuronc_ir::{Func, Module};
+
+/// Layout and fusion decisions for one function, plus summary metrics.
+pub struct NeuronPlan {
+    pub graph: RegionGraph,
+    pub layout: LayoutPlan,
+    pub fusion: FusionPlan,
+}
+
+impl NeuronPlan {
+    /// Bytes read by all matmuls (operands of dot_general / convolution).
+    pub fn matmul_operand_bytes(&self, m: &Module) -> u64 {
+        self.graph
+            .order
+            .iter()
+            .filter(|&&o| fusion::classify(m, o) == OpClass::Matmul)
+            .flat_map(|&o| m.op(o).operands.iter().map(|&v| value_bytes(m, v)))
+            .sum()
+    }
+}
+
+/// Plans the body of `func`: layouts first, then kernels.
+pub fn plan_function(m: &Module, func: &Func, cfg: &FusionConfig) -> NeuronPlan {
+    let graph = RegionGraph::new(m, func.body);
+    let layout = layout::assign_layouts(m, &graph);
+    let fusion = fusion::plan_fusion(m, &graph, cfg);
+    NeuronPlan {
+        graph,
+        layout,
+        fusion,
+    }
+}

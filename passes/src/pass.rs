@@ -1,0 +1,17 @@
+//! The [`Pass`] trait every transformation implements.
+//!
+//! Invariants: a pass is deterministic (same module in, same module out), reports
+//! [`Changed::Yes`] iff it mutated the module, and asks [`PassContext::try_rewrite`] before
+//! each individual rewrite.
+
+use crate::context::{Changed, PassContext};
+use crate::error::PassError;
+use neuronc_ir::Module;
+
+/// A module-to-module transformation.
+pub trait Pass {
+    /// Kebab-case name, as used in `--passes=` and in the registry.
+    fn name(&self) -> &'static str;
+    /// Transforms `module` in place.
+    fn run(&self, module: &mut Module, ctx: &mut PassContext) -> Result<Changed, PassError>;
+}

@@ -1,0 +1,74 @@
+//! The one registry of passes by kebab-case name.
+//!
+//! Owns [`registry`] and [`PassInfo`]. Invariant: names are unique, kebab-case, and equal
+//! to the [`Pass::name`] of the pass they construct (checked by a unit test).
+
+use crate::pass::Pass;
+
+/// A registered pass: its name, a one-line summary and a constructor.
+pub struct PassInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub make: fn() -> Box<dyn Pass>,
+}
+
+static REGISTRY: &[PassInfo] = &[
+    PassInfo {
+        name: "inline",
+        summary: "inline every func.call, then drop unreferenced private functions",
+        make: || Box::new(crate::inline::Inline),
+    },
+    PassInfo {
+        name: "canonicalize",
+        summary: "apply the named local rewrite rules (algebra, shape folding, constant folding)",
+        make: || Box::new(crate::canonicalize::Canonicalize),
+    },
+    PassInfo {
+        name: "cse",
+        summary: "merge pure ops with identical kind, operands, attributes and types",
+        make: || Box::new(crate::cse::Cse),
+    },
+    PassInfo {
+        name: "dce",
+        summary: "remove pure ops whose results are unused, also inside regions",
+        make: || Box::new(crate::dce::Dce),
+    },
+    PassInfo {
+        name: "decompose-batch-norm",
+        summary: "expand batch_norm_{training,inference,grad} into elementwise ops and reductions",
+        make: || Box::new(crate::decompose_batch_norm::DecomposeBatchNorm),
+    },
+];
+
+/// All passes, in a fixed order.
+pub fn registry() -> &'static [PassInfo] {
+    REGISTRY
+}
+
+/// Looks a pass up by name.
+pub fn lookup(name: &str) -> Option<&'static PassInfo> {
+    REGISTRY.iter().find(|p| p.name == name)
+}
+
+/// The registered names, comma-separated (for error messages).
+pub fn known_names() -> String {
+    REGISTRY.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_kebab_case_and_match_the_pass() {
+        let mut seen = std::collections::HashSet::new();
+        for info in registry() {
+            assert!(seen.insert(info.name), "duplicate {}", info.name);
+            assert!(info
+                .name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c == '-'));
+            assert_eq!((info.make)().name(), info.name);
+        }
+    }
+}

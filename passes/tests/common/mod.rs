@@ -1,0 +1,102 @@
+//! Test helpers: a tiny IR builder over the `Module` API and a FileCheck-style matcher.
+#![allow(dead_code)]
+
+pub mod check;
+
+use neuronc_ir::{
+    Attr, ElemType, Func, Module, NamedAttrs, OpId, OpKind, RegionId, Span, TypeId, ValueId,
+};
+
+/// Builds one function `name` with the given argument types.
+pub struct Builder {
+    pub m: Module,
+    pub body: RegionId,
+}
+
+impl Builder {
+    pub fn new(args: &[(ElemType, &[i64])]) -> (Builder, Vec<ValueId>) {
+        let mut m = Module::new();
+        let body = m.add_region(None);
+        let vals = args
+            .iter()
+            .map(|(e, s)| {
+                let t = m.types.tensor(*e, s);
+                m.add_region_arg(body, t)
+            })
+            .collect();
+        (Builder { m, body }, vals)
+    }
+    pub fn ty(&mut self, e: ElemType, s: &[i64]) -> TypeId {
+        self.m.types.tensor(e, s)
+    }
+    pub fn op_in(&mut self, region: RegionId, kind: OpKind, operands: &[ValueId], ty: TypeId, attrs: NamedAttrs) -> OpId {
+        let op = self.m.create_op(kind, operands.to_vec(), &[ty], attrs);
+        self.m.append_op(region, op);
+        op
+    }
+    pub fn op(&mut self, kind: OpKind, operands: &[ValueId], ty: TypeId) -> ValueId {
+        let op = self.op_in(self.body, kind, operands, ty, NamedAttrs::new());
+        self.m.op(op).results[0]
+    }
+    pub fn op_attrs(&mut self, kind: OpKind, operands: &[ValueId], ty: TypeId, attrs: &[(&str, Attr)]) -> ValueId {
+        let mut a = NamedAttrs::new();
+        for (n, v) in attrs {
+            a.set(*n, v.clone());
+        }
+        let op = self.op_in(self.body, kind, operands, ty, a);
+        self.m.op(op).results[0]
+    }
+    pub fn splat_f32(&mut self, shape: &[i64], v: f32) -> ValueId {
+        let ty = self.ty(ElemType::F32, shape);
+        let op = neuronc_passes::ir_util::make_splat_constant(&mut self.m, ty, v.to_le_bytes().to_vec()).unwrap();
+        self.m.append_op(self.body, op);
+        self.m.op(op).results[0]
+    }
+    pub fn splat_i32(&mut self, shape: &[i64], v: i32) -> ValueId {
+        let ty = self.ty(ElemType::Int(32), shape);
+        let op = neuronc_passes::ir_util::make_splat_constant(&mut self.m, ty, v.to_le_bytes().to_vec()).unwrap();
+        self.m.append_op(self.body, op);
+        self.m.op(op).results[0]
+    }
+    /// Finishes the function `name` (public) returning `rets`.
+    pub fn finish_func(&mut self, name: &str, rets: &[ValueId], private: bool) {
+        let ret = self.m.create_op(OpKind::FuncReturn, rets.to_vec(), &[], NamedAttrs::new());
+        self.m.append_op(self.body, ret);
+        let result_types: Vec<TypeId> = rets.iter().map(|&v| self.m.value_type(v)).collect();
+        let nargs = self.m.region(self.body).args.len();
+        self.m.funcs.push(Func {
+            name: name.into(),
+            visibility: private.then(|| "private".to_string()),
+            body: self.body,
+            result_types: result_types.clone(),
+            arg_attrs: vec![NamedAttrs::new(); nargs],
+            result_attrs: vec![NamedAttrs::new(); result_types.len()],
+            attrs: NamedAttrs::new(),
+            loc: None,
+            span: Span::default(),
+        });
+    }
+    pub fn finish(mut self, rets: &[ValueId]) -> Module {
+        self.finish_func("main", rets, false);
+        self.m
+    }
+}
+
+pub fn ints(v: &[i64]) -> Attr {
+    Attr::IntArray(ElemType::Int(64), v.to_vec())
+}
+
+/// Kinds of the live ops of function `name`, in order (pre-order, nested included).
+pub fn kinds(m: &Module, name: &str) -> Vec<OpKind> {
+    let f = m.func(name).unwrap();
+    let mut out = Vec::new();
+    m.walk_region(f.body, &mut |op| out.push(m.op(op).kind));
+    out
+}
+
+/// The operands of the function's return.
+pub fn returned(m: &Module, name: &str) -> Vec<ValueId> {
+    let f = m.func(name).unwrap();
+    let last = *m.region(f.body).ops.last().unwrap();
+    m.op(last).operands.clone()
+}

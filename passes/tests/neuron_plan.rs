@@ -1,0 +1,168 @@
+//! Layout and fusion planning on small hand-written modules. Expected kernels follow from
+//! the rules in `passes/src/neuron/fusion.rs` and the hardware facts they cite; every
+//! veto rule has a case here that triggers it.
+
+use neuronc_ir::parse_module;
+use neuronc_passes::neuron::fusion::FusionConfig;
+use neuronc_passes::neuron::{plan_function, NeuronPlan};
+
+fn plan(src: &str) -> (neuronc_ir::Module, NeuronPlan) {
+    let m = parse_module(src).expect("test module parses");
+    let f = m.entry().expect("entry").clone();
+    let p = plan_function(&m, &f, &FusionConfig::default());
+    (m, p)
+}
+
+fn rules(p: &NeuronPlan) -> Vec<&'static str> {
+    p.fusion.rejections.iter().map(|r| r.rule.name()).collect()
+}
+
+const SOFTMAX: &str = r#"
+func.func @main(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<8x128xf32>, tensor<f32>) -> tensor<8xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<8xf32>) -> tensor<8x128xf32>
+  %s = stablehlo.subtract %x, %mb : tensor<8x128xf32>
+  %e = stablehlo.exponential %s : tensor<8x128xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %sum = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : (tensor<8x128xf32>, tensor<f32>) -> tensor<8xf32>
+  %sb = stablehlo.broadcast_in_dim %sum, dims = [0] : (tensor<8xf32>) -> tensor<8x128xf32>
+  %r = stablehlo.divide %e, %sb : tensor<8x128xf32>
+  return %r : tensor<8x128xf32>
+}
+"#;
+
+#[test]
+fn softmax_is_one_kernel() {
+    let (m, p) = plan(SOFTMAX);
+    assert_eq!(p.fusion.kernels.len(), 1, "{:?}", p.fusion.kernels);
+    assert_eq!(p.fusion.kernels[0].ops.len(), m.region(m.entry().unwrap().body).ops.len() - 1);
+    // One read of x, one write of the result: 2 * 8*128*4 bytes.
+    assert_eq!(p.fusion.hbm_bytes(), 2 * 8 * 128 * 4);
+    // Softmax rows lie along the free axis: no relayout, no cross-partition reduction.
+    assert_eq!(p.layout.transpose_count(), 0);
+    assert!(p.layout.cross_partition_reductions.is_empty());
+}
+
+#[test]
+fn matmul_takes_its_epilogue_but_not_a_second_matmul() {
+    let (_, p) = plan(
+        r#"
+func.func @main(%x: tensor<128x256xf32>, %w: tensor<256x512xf32>, %b: tensor<512xf32>, %w2: tensor<512x64xf32>) -> tensor<128x64xf32> {
+  %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<128x256xf32>, tensor<256x512xf32>) -> tensor<128x512xf32>
+  %1 = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<512xf32>) -> tensor<128x512xf32>
+  %2 = stablehlo.add %0, %1 : tensor<128x512xf32>
+  %3 = stablehlo.tanh %2 : tensor<128x512xf32>
+  %4 = stablehlo.dot_general %3, %w2, contracting_dims = [1] x [0] : (tensor<128x512xf32>, tensor<512x64xf32>) -> tensor<128x64xf32>
+  return %4 : tensor<128x64xf32>
+}"#,
+    );
+    assert_eq!(p.fusion.kernels.len(), 2);
+    let sizes: Vec<usize> = p.fusion.kernels.iter().map(|k| k.ops.len()).collect();
+    assert!(sizes.contains(&4), "dot+broadcast+add+tanh in one kernel: {sizes:?}");
+    assert!(rules(&p).contains(&"matmul-prologue-not-cheap") || rules(&p).contains(&"one-matmul-per-kernel"));
+}
+
+#[test]
+fn weight_transpose_is_free_for_a_matmul() {
+    // torch Linear: x @ W^T. The transpose is a relabeling; W is loaded with its
+    // contraction dim on the partitions.
+    let (_, p) = plan(
+        r#"
+func.func @main(%x: tensor<64x768xf32>, %w: tensor<3072x768xf32>) -> tensor<64x3072xf32> {
+  %t = stablehlo.transpose %w, dims = [1, 0] : (tensor<3072x768xf32>) -> tensor<768x3072xf32>
+  %0 = stablehlo.dot_general %x, %t, contracting_dims = [1] x [0] : (tensor<64x768xf32>, tensor<768x3072xf32>) -> tensor<64x3072xf32>
+  return %0 : tensor<64x3072xf32>
+}"#,
+    );
+    assert_eq!(p.layout.transpose_bytes(), 0);
+}
+
+#[test]
+fn reduce_into_reduce_is_refused() {
+    let (_, p) = plan(
+        r#"
+func.func @main(%x: tensor<4x8x16xf32>) -> tensor<4xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [2] : (tensor<4x8x16xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %1 = stablehlo.reduce(%0 init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}"#,
+    );
+    assert!(rules(&p).contains(&"no-reduce-into-reduce"), "{:?}", rules(&p));
+    assert_eq!(p.fusion.kernels.len(), 2);
+}
+
+#[test]
+fn mismatched_reductions_are_refused() {
+    let (_, p) = plan(
+        r#"
+func.func @main(%x: tensor<16x32xf32>) -> tensor<16x32xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %r0 = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [0] : (tensor<16x32xf32>, tensor<f32>) -> tensor<32xf32>
+  %b0 = stablehlo.broadcast_in_dim %r0, dims = [1] : (tensor<32xf32>) -> tensor<16x32xf32>
+  %y = stablehlo.multiply %x, %b0 : tensor<16x32xf32>
+  %r1 = stablehlo.reduce(%y init: %z) applies stablehlo.add across dimensions = [1] : (tensor<16x32xf32>, tensor<f32>) -> tensor<16xf32>
+  %b1 = stablehlo.broadcast_in_dim %r1, dims = [0] : (tensor<16xf32>) -> tensor<16x32xf32>
+  %o = stablehlo.divide %y, %b1 : tensor<16x32xf32>
+  return %o : tensor<16x32xf32>
+}"#,
+    );
+    assert!(rules(&p).contains(&"mismatched-reductions"), "{:?}", rules(&p));
+}
+
+#[test]
+fn opaque_ops_and_cycles_are_refused() {
+    // %e feeds the kernel of %o directly and through a sort (opaque): fusing %e into
+    // that kernel would need the sort's result before the kernel ends.
+    let (_, p) = plan(
+        r#"
+func.func @main(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %e = stablehlo.exponential %x : tensor<16xf32>
+  %s = "stablehlo.sort"(%e) <{dimension = 0 : i64, is_stable = true}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = stablehlo.compare LT, %a, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }) : (tensor<16xf32>) -> tensor<16xf32>
+  %o = stablehlo.add %e, %s : tensor<16xf32>
+  return %o : tensor<16xf32>
+}"#,
+    );
+    let r = rules(&p);
+    assert!(r.contains(&"opaque-op"), "{r:?}");
+    assert!(r.contains(&"would-create-cycle"), "{r:?}");
+    assert_eq!(p.fusion.kernels.len(), 3);
+}
+
+#[test]
+fn sbuf_capacity_vetoes_huge_rows() {
+    // One row of 65536 f32 = 256 KiB per partition > 192 KiB (neuron-facts §1.3).
+    let (_, p) = plan(
+        r#"
+func.func @main(%x: tensor<128x65536xf32>) -> tensor<128xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %e = stablehlo.exponential %x : tensor<128x65536xf32>
+  %r = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : (tensor<128x65536xf32>, tensor<f32>) -> tensor<128xf32>
+  return %r : tensor<128xf32>
+}"#,
+    );
+    assert!(rules(&p).contains(&"sbuf-capacity"), "{:?}", rules(&p));
+}
+
+#[test]
+fn too_many_inputs_is_refused() {
+    let n = 18;
+    let args: Vec<String> = (0..n).map(|i| format!("%a{i}: tensor<64xf32>")).collect();
+    let mut body = String::from("  %s0 = stablehlo.add %a0, %a1 : tensor<64xf32>\n");
+    for i in 2..n {
+        body += &format!("  %s{} = stablehlo.add %s{}, %a{i} : tensor<64xf32>\n", i - 1, i - 2);
+    }
+    let src = format!(
+        "func.func @main({}) -> tensor<64xf32> {{\n{body}  return %s{} : tensor<64xf32>\n}}",
+        args.join(", "),
+        n - 2
+    );
+    let (_, p) = plan(&src);
+    assert!(rules(&p).contains(&"too-many-inputs"), "{:?}", rules(&p));
+    assert!(p.fusion.kernels.iter().all(|k| k.inputs.len() <= 16));
+}
