@@ -71,10 +71,12 @@ fn fmt_file(path: &Path) -> Result<String, String> {
 
 fn fmt_source(source: &std::sync::Arc<Source>) -> Result<String, String> {
     let mut session = Session::new();
-    let module = session.load(&Unit::whole(source)).map_err(|e| match e.diagnostics() {
-        Some(d) => neuronc::cli::render::render(d, false).0,
-        None => e.to_string(),
-    })?;
+    let module = session
+        .load(&Unit::whole(source))
+        .map_err(|e| match e.diagnostics() {
+            Some(d) => neuronc::cli::render::render(d, false).0,
+            None => e.to_string(),
+        })?;
     Ok(session.print(&module, &PrintOptions::default()))
 }
 
@@ -91,8 +93,11 @@ fn snapshot(root: &Path, name: &str, path: &Path) -> Result<(), Failed> {
 
 fn roundtrip(path: &Path) -> Result<(), Failed> {
     let first = fmt_file(path)?;
-    let again = fmt_source(&Source::new(format!("fmt({})", path.display()), first.clone()))
-        .map_err(|e| format!("the fmt output does not load again:\n{e}"))?;
+    let again = fmt_source(&Source::new(
+        format!("fmt({})", path.display()),
+        first.clone(),
+    ))
+    .map_err(|e| format!("the fmt output does not load again:\n{e}"))?;
     if again != first {
         let diff = similar::TextDiff::from_lines(&first, &again)
             .unified_diff()
@@ -168,22 +173,30 @@ fn main() {
         .partition(|p| REJECTED.iter().any(|(n, _)| *n == trial_name(&fixtures, p)));
     for path in rejected {
         let name = trial_name(&fixtures, &path);
-        let word = REJECTED.iter().find(|(n, _)| *n == name).map_or("", |(_, w)| *w);
-        trials.push(Trial::test(format!("rejected/{name}"), move || {
-            match fmt_file(&path) {
+        let word = REJECTED
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or("", |(_, w)| *w);
+        trials.push(Trial::test(
+            format!("rejected/{name}"),
+            move || match fmt_file(&path) {
                 Ok(_) => Err(format!("{} loaded, but must be rejected", path.display()).into()),
                 Err(e) if e.contains(word) && e.contains("error:") => Ok(()),
                 Err(e) => Err(format!("rejected without saying {word:?}:\n{e}").into()),
-            }
-        }));
+            },
+        ));
     }
     for path in &traces {
         let name = trial_name(&fixtures, path);
         let (r, p) = (root.clone(), path.clone());
         let snap = name.clone();
-        trials.push(Trial::test(format!("snapshot/{name}"), move || snapshot(&r, &snap, &p)));
+        trials.push(Trial::test(format!("snapshot/{name}"), move || {
+            snapshot(&r, &snap, &p)
+        }));
         let p = path.clone();
-        trials.push(Trial::test(format!("roundtrip/{name}"), move || roundtrip(&p)));
+        trials.push(Trial::test(format!("roundtrip/{name}"), move || {
+            roundtrip(&p)
+        }));
     }
     let python = oracle_python(&root);
     let ignored = python.is_none();

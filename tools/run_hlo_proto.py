@@ -7,6 +7,7 @@ Usage:
   python tools/run_hlo_proto.py MODEL.hlo.pb --inputs IN.npz --output OUT.npz
   python tools/run_hlo_proto.py MODEL.hlo.txt --text --inputs IN.npz --output OUT.npz
   python tools/run_hlo_proto.py MODEL.hlo.pb --print-hlo     # XLA's own rendering
+  python tools/run_hlo_proto.py --batch JOBS.jsonl             # many models, one process
 
 How: the serialized HloModuleProto goes through XLA's HLO importer
 (`xla_client._xla.mlir.hlo_to_stablehlo`, which builds an xla::HloModule from the
@@ -19,6 +20,14 @@ are ignored). Results (the elements of the entry's root tuple) are written as ou
 out_001, ... --compare REF.npz compares them with REF's out_* arrays and exits 1 when one
 is outside `|got - ref| <= atol + rtol*|ref|` (NaNs equal); it prints per output the max
 abs error and the error relative to max|ref|.
+
+--batch reads one JSON object per line, {"model", "text", "inputs", "compare", "rtol",
+"atol"}, runs each job as above (one jax import for all) and prints one JSON line per
+job: {"model", "ok", "report"} where report is the comparison text or the error.
+
+Element types without a numpy dtype of their own (bf16, f8) are stored in npz files as
+raw void arrays (|V2, |V1); they are reinterpreted with the parameter's dtype from the
+module's program shape.
 
 Requirements: jax, jaxlib, numpy, ml_dtypes (tools/requirements-oracle.txt).
 """
@@ -46,10 +55,25 @@ def compile_proto(proto):
     return backend, backend.compile_and_load(mlir, backend.devices()[:1], _jax.CompileOptions())
 
 
-def run(exe, backend, args):
+def param_dtypes(proto):
+    from jax._src.lib import xla_client as xc
+    shape = xc.XlaComputation(proto).program_shape()
+    return [p.numpy_dtype() for p in shape.parameter_shapes()]
+
+
+def fix_void(a, dtype):
+    """Reinterprets a raw void array (bf16/f8 saved by numpy) as `dtype`."""
+    if a.dtype.kind == "V" and dtype is not None and np.dtype(dtype).itemsize == a.dtype.itemsize:
+        return a.view(dtype)
+    return a
+
+
+def run(exe, backend, args, proto):
     import jax
     jax.config.update("jax_enable_x64", True)  # keep 64-bit inputs 64-bit
     dev = backend.devices()[0]
+    dts = param_dtypes(proto)
+    args = [fix_void(a, dts[i] if i < len(dts) else None) for i, a in enumerate(args)]
     bufs = [jax.device_put(a, dev) for a in args]
     return [np.asarray(r) for r in exe.execute(bufs)]
 
@@ -62,17 +86,17 @@ def read_inputs(path):
     return [z[k] for k in keys]
 
 
-def compare(outs, ref_path, rtol, atol):
+def compare(outs, ref_path, rtol, atol, say=print):
     ref = np.load(ref_path)
     keys = sorted(k for k in ref.files if k.startswith("out_"))
     bad = 0
     if len(keys) != len(outs):
-        print(f"output count: got {len(outs)}, reference {len(keys)}")
+        say(f"output count: got {len(outs)}, reference {len(keys)}")
         return 1
     for k, o in zip(keys, outs):
-        r = ref[k]
+        r = fix_void(ref[k], o.dtype)
         if o.shape != r.shape:
-            print(f"{k}: shape {o.shape} != reference {r.shape}")
+            say(f"{k}: shape {o.shape} != reference {r.shape}")
             bad += 1
             continue
         if r.dtype.kind in "biu" or r.dtype == np.bool_:
@@ -92,14 +116,39 @@ def compare(outs, ref_path, rtol, atol):
                 err = float("inf")
             ok = bool(np.all(diff <= atol * max(scale, 1e-30) + rtol * np.abs(rf)))
         rel = err / scale if scale else err
-        print(f"{k}: max_abs_err={err:.3e} rel_to_max={rel:.3e} {'ok' if ok else 'MISMATCH'}")
+        say(f"{k}: max_abs_err={err:.3e} rel_to_max={rel:.3e} {'ok' if ok else 'MISMATCH'}")
         bad += 0 if ok else 1
     return 1 if bad else 0
 
 
+def batch(path):
+    import json
+    import traceback
+    for line in open(path):
+        if not line.strip():
+            continue
+        job = json.loads(line)
+        lines = []
+        try:
+            proto = load_proto(job["model"], job.get("text", False))
+            backend, exe = compile_proto(proto)
+            outs = run(exe, backend, read_inputs(job.get("inputs")), proto)
+            rc = compare(outs, job["compare"], job.get("rtol", 1e-4), job.get("atol", 1e-5),
+                         say=lines.append)
+            ok = rc == 0
+        except Exception as e:  # report and go on with the next job
+            tb = traceback.format_exception_only(type(e), e)
+            lines.append("".join(tb).strip()[-2000:])
+            ok = False
+        print(json.dumps({"model": job["model"], "ok": ok, "report": "\n".join(lines)}),
+              flush=True)
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("model")
+    ap.add_argument("model", nargs="?")
+    ap.add_argument("--batch", help="JSON-lines job file")
     ap.add_argument("--text", action="store_true", help="MODEL is HLO text")
     ap.add_argument("--inputs")
     ap.add_argument("--output")
@@ -109,13 +158,15 @@ def main(argv=None):
     ap.add_argument("--atol", type=float, default=1e-5,
                     help="absolute tolerance as a fraction of max|ref|")
     a = ap.parse_args(argv)
+    if a.batch:
+        return batch(a.batch)
     proto = load_proto(a.model, a.text)
     if a.print_hlo:
         from jax._src.lib import xla_client as xc
         print(xc.XlaComputation(proto).as_hlo_text())
         return 0
     backend, exe = compile_proto(proto)
-    outs = run(exe, backend, read_inputs(a.inputs))
+    outs = run(exe, backend, read_inputs(a.inputs), proto)
     if a.output:
         np.savez(a.output, **{f"out_{i:03d}": o for i, o in enumerate(outs)})
     if a.compare:

@@ -98,6 +98,19 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// An `.npz` file could not be read or written, or does not fit the function.
+    #[error("{path}: {source}")]
+    Npz {
+        path: String,
+        #[source]
+        source: neuronc_interp::npz::NpzError,
+    },
+    /// The interpreter rejected the program or its inputs.
+    #[error("interpreter: {0}")]
+    Interp(#[from] neuronc_interp::InterpError),
+    /// A function to run was not found, or needs inputs that were not given.
+    #[error("{0}")]
+    Run(String),
     /// The input does not parse or does not verify.
     #[error("{0}")]
     Invalid(Box<Diagnostics>),

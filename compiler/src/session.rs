@@ -1,5 +1,5 @@
 //! [`Session`]: the entry points a framework (or the CLI) calls — parse, verify, print,
-//! stats — with per-stage timing.
+//! run (reference interpreter), stats — with per-stage timing.
 //!
 //! Invariants: a session never renders diagnostics (that is the CLI's job) and never
 //! panics on user input; every failure is an [`Error`] carrying the diagnostics and the
@@ -8,6 +8,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use neuronc_interp::{RunOptions, Tensor};
 use neuronc_ir::{Module, PrintOptions};
 
 use crate::error::{Diagnostics, Error, Stage};
@@ -20,6 +21,7 @@ pub struct Timings {
     pub parse: Duration,
     pub verify: Duration,
     pub print: Duration,
+    pub run: Duration,
 }
 
 /// A compilation session: runs stages over units and keeps their timings.
@@ -62,6 +64,21 @@ impl Session {
         let text = neuronc_ir::print::print_module(module, options);
         self.timings.print += t.elapsed();
         text
+    }
+
+    /// Runs function `func` of a verified module on `inputs` with the reference
+    /// interpreter.
+    pub fn run(
+        &mut self,
+        module: &Module,
+        func: &str,
+        inputs: Vec<Tensor>,
+        options: &RunOptions,
+    ) -> Result<Vec<Tensor>, Error> {
+        let t = Instant::now();
+        let result = neuronc_interp::run_function(module, func, inputs, options);
+        self.timings.run += t.elapsed();
+        Ok(result?)
     }
 
     /// Static cost statistics of a module.

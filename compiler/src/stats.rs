@@ -108,8 +108,9 @@ fn dim(module: &Module, v: ValueId, d: i64) -> Option<u128> {
 }
 
 fn product(module: &Module, v: ValueId, dims: &[i64]) -> u128 {
-    dims.iter()
-        .fold(1u128, |acc, &d| acc.saturating_mul(dim(module, v, d).unwrap_or(1)))
+    dims.iter().fold(1u128, |acc, &d| {
+        acc.saturating_mul(dim(module, v, d).unwrap_or(1))
+    })
 }
 
 fn sum_elements(module: &Module, values: &[ValueId]) -> u128 {
@@ -126,21 +127,27 @@ fn op_flops(module: &Module, op: &Op) -> u128 {
             let k = match op.attrs.get("dot_dimension_numbers") {
                 Some(Attr::DotDims(DotDims {
                     lhs_contracting, ..
-                })) => op.operands.first().map_or(1, |&lhs| {
-                    product(module, lhs, lhs_contracting)
-                }),
+                })) => op
+                    .operands
+                    .first()
+                    .map_or(1, |&lhs| product(module, lhs, lhs_contracting)),
                 _ => last_dim(module, op),
             };
             results.saturating_mul(k).saturating_mul(2)
         }
-        OpKind::Dot => results.saturating_mul(last_dim(module, op)).saturating_mul(2),
+        OpKind::Dot => results
+            .saturating_mul(last_dim(module, op))
+            .saturating_mul(2),
         OpKind::Convolution => {
             let window = match (op.attrs.get("dimension_numbers"), op.operands.get(1)) {
-                (Some(Attr::ConvDims(ConvDims {
-                    kernel_input_feature,
-                    kernel_spatial,
-                    ..
-                })), Some(&kernel)) => product(module, kernel, kernel_spatial)
+                (
+                    Some(Attr::ConvDims(ConvDims {
+                        kernel_input_feature,
+                        kernel_spatial,
+                        ..
+                    })),
+                    Some(&kernel),
+                ) => product(module, kernel, kernel_spatial)
                     .saturating_mul(dim(module, kernel, *kernel_input_feature).unwrap_or(1)),
                 _ => 1,
             };

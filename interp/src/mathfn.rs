@@ -84,7 +84,7 @@ pub fn digamma(mut x: f64) -> f64 {
         result -= pi / (pi * x).tan();
         x = 1.0 - x;
     }
-    while x < 6.0 {
+    while x < 10.0 {
         result -= 1.0 / x;
         x += 1.0;
     }

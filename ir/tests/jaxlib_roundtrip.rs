@@ -77,7 +77,16 @@ fn jaxlib_accepts_and_agrees() {
         let files = [
             ("orig", c.text.clone()),
             ("pretty", print_module(&m, &PrintOptions::default())),
-            ("generic", print_module(&m, &PrintOptions { generic: true, debug_locs: false })),
+            (
+                "generic",
+                print_module(
+                    &m,
+                    &PrintOptions {
+                        generic: true,
+                        debug_locs: false,
+                    },
+                ),
+            ),
         ];
         let mut line = c.name().replace(' ', "_");
         for (tag, text) in files {
@@ -105,6 +114,9 @@ fn jaxlib_accepts_and_agrees() {
         return;
     }
     eprintln!("jaxlib_roundtrip: {n} chunks checked\n{stdout}");
-    assert!(out.status.success(), "jaxlib disagrees on {n} chunks:\n{stdout}\n{stderr}");
+    assert!(
+        out.status.success(),
+        "jaxlib disagrees on {n} chunks:\n{stdout}\n{stderr}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -12,7 +12,10 @@ const NOT_IN_CORPUS: &[OpKind] = &[OpKind::UniformQuantize, OpKind::UniformDequa
 #[test]
 fn corpus_covers_every_op_kind() {
     let mut seen = BTreeSet::new();
-    for c in common::chunks().iter().filter(|c| c.file.starts_with("ops_")) {
+    for c in common::chunks()
+        .iter()
+        .filter(|c| c.file.starts_with("ops_"))
+    {
         let m = parse_module(&c.text).unwrap_or_else(|e| panic!("{}: {e}", c.name()));
         m.walk_ops(|op| {
             seen.insert(m.op(op).kind);
@@ -23,14 +26,20 @@ fn corpus_covers_every_op_kind() {
         .filter(|k| !seen.contains(k) && !NOT_IN_CORPUS.contains(k))
         .map(|k| k.name())
         .collect();
-    assert!(missing.is_empty(), "op kinds without a corpus example: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "op kinds without a corpus example: {missing:?}"
+    );
 }
 
 #[test]
 fn corpus_uses_pretty_syntax_where_it_exists() {
     // Every op that has a custom syntax appears at least once written in it.
     let mut pretty = BTreeSet::new();
-    for c in common::chunks().iter().filter(|c| c.file.starts_with("ops_")) {
+    for c in common::chunks()
+        .iter()
+        .filter(|c| c.file.starts_with("ops_"))
+    {
         for line in c.text.lines() {
             let t = line.trim_start();
             let after_eq = if t.starts_with('%') {

@@ -15,14 +15,21 @@ fn all_fixtures_parse() {
         let expected = c.expected_errors();
         match r {
             Err(e) if c.expect_dynamic_error() => {
-                assert!(e.0.message.contains("dynamic"), "{}: {}", c.name(), e.0.message)
+                assert!(
+                    e.0.message.contains("dynamic"),
+                    "{}: {}",
+                    c.name(),
+                    e.0.message
+                )
             }
             Ok(_) if c.expect_dynamic_error() => {
                 failures.push(format!("{}: dynamic shapes accepted", c.name()))
             }
             Err(e) if expected.iter().any(|x| e.0.message.contains(x.as_str())) => {}
             Err(_) if c.malformed => {}
-            Ok(_) if c.malformed => failures.push(format!("{}: malformed input accepted", c.name())),
+            Ok(_) if c.malformed => {
+                failures.push(format!("{}: malformed input accepted", c.name()))
+            }
             Ok(_) => {}
             Err(e) => {
                 let s = e.0.span.start as usize;

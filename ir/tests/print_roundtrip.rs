@@ -7,8 +7,14 @@ mod common;
 
 use neuronc_ir::{parse_module, print_module, PrintOptions};
 
-const PRETTY: PrintOptions = PrintOptions { generic: false, debug_locs: false };
-const GENERIC: PrintOptions = PrintOptions { generic: true, debug_locs: false };
+const PRETTY: PrintOptions = PrintOptions {
+    generic: false,
+    debug_locs: false,
+};
+const GENERIC: PrintOptions = PrintOptions {
+    generic: true,
+    debug_locs: false,
+};
 
 fn check(chunk: &common::Chunk) -> Result<(), String> {
     let m1 = parse_module(&chunk.text).map_err(|e| format!("parse: {e}"))?;
@@ -21,7 +27,11 @@ fn check(chunk: &common::Chunk) -> Result<(), String> {
     })?;
     let p2 = print_module(&m2, &PRETTY);
     if p1 != p2 {
-        let (a, b) = p1.lines().zip(p2.lines()).find(|(a, b)| a != b).unwrap_or(("", ""));
+        let (a, b) = p1
+            .lines()
+            .zip(p2.lines())
+            .find(|(a, b)| a != b)
+            .unwrap_or(("", ""));
         return Err(format!("pretty print is not a fixpoint:\n  {a}\n  {b}"));
     }
     let g1 = print_module(&m1, &GENERIC);
@@ -48,5 +58,10 @@ fn pretty_and_generic_round_trip() {
             failures.push(format!("{}: {e}", c.name()));
         }
     }
-    assert!(failures.is_empty(), "{} of {n} failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {n} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -24,21 +24,36 @@ struct Tally {
 }
 
 fn is_static(chunk: &str) -> bool {
-    !(chunk.contains('?') || chunk.contains("!quant") || chunk.contains("bounds") || chunk.contains("tensor<*"))
+    !(chunk.contains('?')
+        || chunk.contains("!quant")
+        || chunk.contains("bounds")
+        || chunk.contains("tensor<*"))
 }
 
 /// 0-based lines that `expected-error@+N` / `@-N` / bare annotations point at.
 fn expected_lines(chunk: &str) -> Vec<usize> {
     let mut out = Vec::new();
     for (i, l) in chunk.lines().enumerate() {
-        let Some(p) = l.find("expected-error") else { continue };
-        let rest = l[p + "expected-error".len()..].trim_start_matches("-re").trim_start();
+        let Some(p) = l.find("expected-error") else {
+            continue;
+        };
+        let rest = l[p + "expected-error".len()..]
+            .trim_start_matches("-re")
+            .trim_start();
         let off: i64 = match rest.strip_prefix('@') {
             Some(r) => {
                 let r = r.trim_start();
-                let digits: String = r.chars().skip(1).take_while(|c| c.is_ascii_digit()).collect();
+                let digits: String = r
+                    .chars()
+                    .skip(1)
+                    .take_while(|c| c.is_ascii_digit())
+                    .collect();
                 let n: i64 = digits.parse().unwrap_or(0);
-                if r.starts_with('-') { -n } else { n }
+                if r.starts_with('-') {
+                    -n
+                } else {
+                    n
+                }
             }
             None => 0,
         };
@@ -50,11 +65,18 @@ fn expected_lines(chunk: &str) -> Vec<usize> {
 }
 
 fn line_of(chunk: &str, byte: usize) -> usize {
-    chunk.as_bytes()[..byte.min(chunk.len())].iter().filter(|&&b| b == b'\n').count()
+    chunk.as_bytes()[..byte.min(chunk.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
 }
 
 fn first_func(chunk: &str) -> &str {
-    chunk.lines().find(|l| l.contains("func.func")).unwrap_or("").trim()
+    chunk
+        .lines()
+        .find(|l| l.contains("func.func"))
+        .unwrap_or("")
+        .trim()
 }
 
 fn run_file(path: &str, t: &mut Tally, verbose: bool) {
@@ -97,13 +119,19 @@ fn run_file(path: &str, t: &mut Tally, verbose: bool) {
                 if let Err(e) = verify_module(&m) {
                     t.neg_rejected += 1;
                     let want = expected_lines(chunk);
-                    if e.0.iter().any(|d| want.contains(&line_of(chunk, d.span.start as usize))) {
+                    if e.0
+                        .iter()
+                        .any(|d| want.contains(&line_of(chunk, d.span.start as usize)))
+                    {
                         t.neg_at_line += 1;
                     } else if verbose {
                         println!("NEG-OTHER-LINE {}: {}", first_func(chunk), e.0[0].message);
                     }
                 } else if verbose {
-                    let want = chunk.lines().find(|l| l.contains("expected-error")).unwrap_or("");
+                    let want = chunk
+                        .lines()
+                        .find(|l| l.contains("expected-error"))
+                        .unwrap_or("");
                     println!("NEG-ACCEPTED {}: {}", first_func(chunk), want.trim());
                 }
             }
@@ -112,7 +140,11 @@ fn run_file(path: &str, t: &mut Tally, verbose: bool) {
 }
 
 fn pct(a: usize, b: usize) -> f64 {
-    if b == 0 { 100.0 } else { 100.0 * a as f64 / b as f64 }
+    if b == 0 {
+        100.0
+    } else {
+        100.0 * a as f64 / b as f64
+    }
 }
 
 #[test]
@@ -128,7 +160,14 @@ fn stablehlo_verifier_conformance() {
     }
     let parsed_pos = t.pos - t.pos_unparsed;
     let parsed_neg = t.neg - t.neg_unparsed;
-    println!("positive static cases: {} ({} unparsed); accepted {} = {:.1}% of all, {:.1}% of parsed", t.pos, t.pos_unparsed, t.pos_ok, pct(t.pos_ok, t.pos), pct(t.pos_ok, parsed_pos));
+    println!(
+        "positive static cases: {} ({} unparsed); accepted {} = {:.1}% of all, {:.1}% of parsed",
+        t.pos,
+        t.pos_unparsed,
+        t.pos_ok,
+        pct(t.pos_ok, t.pos),
+        pct(t.pos_ok, parsed_pos)
+    );
     println!("expected-error cases: {} ({} rejected by the parser); verifier rejected {} = {:.1}% of parsed, {:.1}% incl. parser rejections", t.neg, t.neg_unparsed, t.neg_rejected, pct(t.neg_rejected, parsed_neg), pct(t.neg_rejected + t.neg_unparsed, t.neg));
     println!("expected-error cases rejected with a diagnostic on the annotated line: {} = {:.1}% of the verifier's rejections", t.neg_at_line, pct(t.neg_at_line, t.neg_rejected));
     println!("skipped dynamic/quantized positive cases: {}", t.skipped);

@@ -30,12 +30,18 @@ fn gather_dimension_rules() {
 }
 
 fn scatter(upd: &str, dims: &str) -> String {
-    func(&format!("%x: tensor<5x3xf32>, %i: tensor<4x1xi32>, %u: {upd}"), "tensor<5x3xf32>", &format!(r#"%0 = "stablehlo.scatter"(%x, %i, %u) ({{
+    func(
+        &format!("%x: tensor<5x3xf32>, %i: tensor<4x1xi32>, %u: {upd}"),
+        "tensor<5x3xf32>",
+        &format!(
+            r#"%0 = "stablehlo.scatter"(%x, %i, %u) ({{
       ^bb0(%a: tensor<f32>, %b: tensor<f32>):
         %s = stablehlo.add %a, %b : tensor<f32>
         stablehlo.return %s : tensor<f32>
       }}) {{scatter_dimension_numbers = #stablehlo.scatter<{dims}>}} : (tensor<5x3xf32>, tensor<4x1xi32>, {upd}) -> tensor<5x3xf32>
-      func.return %0 : tensor<5x3xf32>"#))
+      func.return %0 : tensor<5x3xf32>"#
+        ),
+    )
 }
 
 #[test]

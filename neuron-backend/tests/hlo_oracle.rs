@@ -7,10 +7,12 @@
 //!
 //! Python: env `NEURONC_PYTHON`, else `/work/venv/bin/python`, else `.venv/bin/python` in
 //! the repository root; when none exists every trial is ignored with a printed notice.
-//! Fixtures the IR parser rejects are not this test's concern and are skipped (ignored).
+//! All fixtures are emitted first and run through one python process (`--batch`), so
+//! jax is imported once.
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use neuronc_backend::hlo::{emit_hlo_module, HloOptions};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -49,92 +51,128 @@ fn fixtures(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn run_script(py: &Path, model: &Path, text: bool, npz: &Path, tol: f64) -> Result<String, Failed> {
-    let mut cmd = Command::new(py);
-    cmd.arg(repo_root().join("tools/run_hlo_proto.py")).arg(model);
-    if text {
-        cmd.arg("--text");
-    }
-    let out = cmd
-        .arg("--inputs")
-        .arg(npz)
-        .arg("--compare")
-        .arg(npz)
-        .arg("--rtol")
-        .arg(tol.to_string())
-        .arg("--atol")
-        .arg(if tol > 1e-4 { tol } else { 1e-5 }.to_string())
-        .output()
-        .map_err(|e| Failed::from(format!("cannot run python: {e}")))?;
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    if out.status.success() {
-        Ok(stdout)
-    } else {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<_> = stderr.lines().rev().take(6).collect();
-        Err(Failed::from(format!(
-            "{}{}",
-            stdout,
-            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-        )))
-    }
+/// One fixture's emitted artifacts, or why emission failed.
+struct Emitted {
+    name: String,
+    result: Result<(PathBuf, PathBuf, PathBuf, f64), String>,
 }
 
-fn check(py: &Path, mlir: &Path) -> Result<(), Failed> {
-    let src = std::fs::read_to_string(mlir).map_err(|e| Failed::from(e.to_string()))?;
-    let module = neuronc_ir::parse_module(&src).map_err(|e| Failed::from(e.to_string()))?;
-    let t0 = std::time::Instant::now();
-    let art = emit_hlo_module(&module, &HloOptions::default()).map_err(|e| Failed::from(e.to_string()))?;
-    let emit_s = t0.elapsed().as_secs_f64();
-    let dir = std::env::temp_dir().join(format!("neuronc_hlo_oracle_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| Failed::from(e.to_string()))?;
-    let stem = mlir.file_stem().and_then(|s| s.to_str()).unwrap_or("m");
+fn emit(mlir: &Path, dir: &Path) -> Result<(PathBuf, PathBuf, PathBuf, f64), String> {
+    let src = std::fs::read_to_string(mlir).map_err(|e| e.to_string())?;
+    let module = neuronc_ir::parse_module(&src).map_err(|e| format!("parse: {e}"))?;
+    let art = emit_hlo_module(&module, &HloOptions::default()).map_err(|e| e.to_string())?;
+    let rel = mlir.strip_prefix(repo_root()).unwrap_or(mlir);
+    let stem = rel.to_string_lossy().replace(['/', '.'], "_");
     let pb = dir.join(format!("{stem}.hlo.pb"));
     let txt = dir.join(format!("{stem}.hlo.txt"));
-    std::fs::write(&pb, &art.bytes).map_err(|e| Failed::from(e.to_string()))?;
-    std::fs::write(&txt, &art.text).map_err(|e| Failed::from(e.to_string()))?;
-    let npz = mlir.with_extension("npz");
+    std::fs::write(&pb, &art.bytes).map_err(|e| e.to_string())?;
+    std::fs::write(&txt, &art.text).map_err(|e| e.to_string())?;
     let tol = if stem.contains("train") { 1e-3 } else { 1e-4 };
-    let a = run_script(py, &pb, false, &npz, tol).map_err(|e| Failed::from(format!("proto: {}", e.message().unwrap_or(""))))?;
-    let b = run_script(py, &txt, true, &npz, tol).map_err(|e| Failed::from(format!("text: {}", e.message().unwrap_or(""))))?;
-    let _ = (a, b);
-    println!(
-        "  {}: {} bytes, emitted in {:.1} ms",
-        mlir.display(),
-        art.bytes.len(),
-        emit_s * 1e3
-    );
-    Ok(())
+    Ok((pb, txt, mlir.with_extension("npz"), tol))
+}
+
+/// Runs all jobs in one python process; returns model path -> (ok, report).
+fn run_batch(py: &Path, jobs: &[(PathBuf, bool, PathBuf, f64)], dir: &Path) -> HashMap<String, (bool, String)> {
+    let mut lines = String::new();
+    for (model, text, npz, tol) in jobs {
+        let atol = if *tol > 1e-4 { *tol } else { 1e-5 };
+        let job = serde_json::json!({
+            "model": model, "text": text, "inputs": npz, "compare": npz,
+            "rtol": tol, "atol": atol,
+        });
+        lines.push_str(&job.to_string());
+        lines.push('\n');
+    }
+    let file = dir.join("jobs.jsonl");
+    let mut out = HashMap::new();
+    if std::fs::write(&file, lines).is_err() {
+        return out;
+    }
+    let Ok(res) = Command::new(py)
+        .arg(repo_root().join("tools/run_hlo_proto.py"))
+        .arg("--batch")
+        .arg(&file)
+        .output()
+    else {
+        return out;
+    };
+    for line in String::from_utf8_lossy(&res.stdout).lines() {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(line) {
+            let model = v["model"].as_str().unwrap_or_default().to_string();
+            let ok = v["ok"].as_bool().unwrap_or(false);
+            let report = v["report"].as_str().unwrap_or_default().to_string();
+            out.insert(model, (ok, report));
+        }
+    }
+    if out.is_empty() {
+        eprintln!("hlo_oracle: batch run failed: {}", String::from_utf8_lossy(&res.stderr));
+    }
+    out
+}
+
+fn verdict(
+    e: &Emitted,
+    results: &HashMap<String, (bool, String)>,
+) -> Result<(), Failed> {
+    let (pb, txt, _, _) = e.result.as_ref().map_err(|m| Failed::from(m.clone()))?;
+    let mut msg = String::new();
+    for (kind, path) in [("proto", pb), ("text", txt)] {
+        match results.get(&path.display().to_string()) {
+            Some((true, _)) => {}
+            Some((false, report)) => msg.push_str(&format!("{kind}: {report}\n")),
+            None => msg.push_str(&format!("{kind}: no result from the oracle\n")),
+        }
+    }
+    if msg.is_empty() {
+        Ok(())
+    } else {
+        Err(Failed::from(msg))
+    }
 }
 
 fn main() {
     let args = Arguments::from_args();
     let mut files = Vec::new();
     fixtures(&repo_root().join("fixtures"), &mut files);
-    let py = python();
-    if py.is_none() {
+    let Some(py) = python() else {
         println!("hlo_oracle: no python with jaxlib (NEURONC_PYTHON, /work/venv, .venv): skipped");
-    }
-    let trials = files
-        .into_iter()
+        let trials = files
+            .iter()
+            .map(|f| Trial::test(f.display().to_string(), || Ok(())).with_ignored_flag(true))
+            .collect();
+        libtest_mimic::run(&args, trials).exit();
+    };
+    let dir = std::env::temp_dir().join(format!("neuronc_hlo_oracle_{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let filter = args.filter.clone().unwrap_or_default();
+    let emitted: Vec<Emitted> = files
+        .iter()
         .map(|f| {
-            let name = f
-                .strip_prefix(repo_root())
-                .unwrap_or(&f)
-                .display()
-                .to_string();
-            let py = py.clone();
-            let ignored = py.is_none()
-                || std::fs::read_to_string(&f)
-                    .ok()
-                    .and_then(|s| neuronc_ir::parse_module(&s).ok())
-                    .is_none();
-            Trial::test(name, move || match py {
-                Some(py) => check(&py, &f),
-                None => Ok(()),
-            })
-            .with_ignored_flag(ignored)
+            let name = f.strip_prefix(repo_root()).unwrap_or(f).display().to_string();
+            let result = if name.contains(&filter) {
+                emit(f, &dir)
+            } else {
+                Err("filtered out".into())
+            };
+            Emitted { name, result }
         })
         .collect();
-    libtest_mimic::run(&args, trials).exit();
+    let mut jobs = Vec::new();
+    for e in &emitted {
+        if let Ok((pb, txt, npz, tol)) = &e.result {
+            jobs.push((pb.clone(), false, npz.clone(), *tol));
+            jobs.push((txt.clone(), true, npz.clone(), *tol));
+        }
+    }
+    let results = std::sync::Arc::new(run_batch(&py, &jobs, &dir));
+    let trials = emitted
+        .into_iter()
+        .map(|e| {
+            let results = results.clone();
+            Trial::test(e.name.clone(), move || verdict(&e, &results))
+        })
+        .collect();
+    let conclusion = libtest_mimic::run(&args, trials);
+    let _ = std::fs::remove_dir_all(&dir);
+    conclusion.exit();
 }

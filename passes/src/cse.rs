@@ -9,7 +9,7 @@
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
-use crate::ir_util::{attrs_identical, erase_op, is_pure};
+use crate::ir_util::{attrs_identical, is_pure};
 use crate::pass::Pass;
 use neuronc_ir::{Attr, Module, NamedAttrs, OpId, RegionId, ValueId};
 use rustc_hash::{FxHashMap, FxHasher};
@@ -47,12 +47,15 @@ struct State {
 impl State {
     fn region(&mut self, m: &mut Module, region: RegionId, ctx: &mut PassContext) {
         self.scopes.push(FxHashMap::default());
-        for op in m.region(region).ops.clone() {
+        let ops = m.region(region).ops.clone();
+        let mut kept = Vec::with_capacity(ops.len());
+        for op in ops {
             self.remap_operands(m, op);
             for r in m.op(op).regions.clone() {
                 self.region(m, r, ctx);
             }
             if !is_pure(m, op) {
+                kept.push(op);
                 continue;
             }
             let key = op_hash(m, op);
@@ -60,13 +63,19 @@ impl State {
                 Some(earlier) if ctx.try_rewrite("cse", m, op) => {
                     let pairs: Vec<_> = m.op(op).results.iter().copied().zip(m.op(earlier).results.iter().copied()).collect();
                     self.remap.extend(pairs);
-                    erase_op(m, op);
+                    m.op_mut(op).parent = None;
                     self.merged += 1;
                 }
-                Some(_) => {}
-                None => self.scopes.last_mut().into_iter().for_each(|s| s.entry(key).or_default().push(op)),
+                Some(_) => kept.push(op),
+                None => {
+                    kept.push(op);
+                    if let Some(s) = self.scopes.last_mut() {
+                        s.entry(key).or_default().push(op);
+                    }
+                }
             }
         }
+        m.region_mut(region).ops = kept;
         self.scopes.pop();
     }
 

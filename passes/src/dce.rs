@@ -8,7 +8,7 @@
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
-use crate::ir_util::{erase_op, is_pure, use_counts};
+use crate::ir_util::{is_pure, use_counts};
 use crate::pass::Pass;
 use neuronc_ir::{Module, OpId, RegionId};
 
@@ -43,8 +43,9 @@ fn sweep(
     uses: &mut [u32],
     ctx: &mut Option<&mut PassContext>,
 ) -> usize {
-    let ops = m.region(region).ops.clone();
     let mut removed = 0;
+    let ops = m.region(region).ops.clone();
+    let mut kept = Vec::with_capacity(ops.len());
     for &op in ops.iter().rev() {
         if is_dead(m, op, uses) {
             let allowed = match ctx.as_deref_mut() {
@@ -53,15 +54,18 @@ fn sweep(
             };
             if allowed {
                 release_uses(m, op, uses);
-                erase_op(m, op);
-                removed += 1;
+                m.op_mut(op).parent = None;
                 continue;
             }
         }
+        kept.push(op);
         for r in m.op(op).regions.clone().into_iter().rev() {
             removed += sweep(m, r, uses, ctx);
         }
     }
+    removed += ops.len() - kept.len();
+    kept.reverse();
+    m.region_mut(region).ops = kept;
     removed
 }
 

@@ -20,6 +20,7 @@ use crate::context::{Changed, PassContext};
 use crate::error::PassError;
 use crate::ir_util::{encode_scalar, erase_op, make_splat_constant};
 use crate::pass::Pass;
+use rustc_hash::FxHashMap;
 use neuronc_ir::{
     Attr, ElemType, Module, NamedAttrs, OpId, OpKind, RegionId, Span, LocId, TypeId, ValueId,
 };
@@ -41,7 +42,7 @@ impl Pass for DecomposeBatchNorm {
                 targets.push(op);
             }
         });
-        let mut changed = false;
+        let mut replacements = FxHashMap::default();
         for op in targets {
             let Some(shape) = Shape::of(module, op) else {
                 continue;
@@ -49,10 +50,13 @@ impl Pass for DecomposeBatchNorm {
             if !ctx.try_rewrite("decompose-batch-norm", module, op) {
                 break;
             }
-            expand(module, op, &shape);
-            changed = true;
+            expand(module, op, &shape, &mut replacements);
         }
-        Ok(Changed::from_bool(changed))
+        if replacements.is_empty() {
+            return Ok(Changed::No);
+        }
+        replace_uses(module, &replacements);
+        Ok(Changed::Yes)
     }
 }
 
@@ -192,7 +196,21 @@ impl Builder<'_> {
     }
 }
 
-fn expand(m: &mut Module, op: OpId, s: &Shape) {
+/// Redirects every use of a replaced value in one walk over the module.
+fn replace_uses(m: &mut Module, map: &FxHashMap<ValueId, ValueId>) {
+    let mut live = Vec::new();
+    m.walk_ops(|op| live.push(op));
+    for op in live {
+        for v in &mut m.op_mut(op).operands {
+            if let Some(&to) = map.get(v) {
+                *v = to;
+            }
+        }
+    }
+}
+
+/// Expands one op in place; records its results' replacements in `map`.
+fn expand(m: &mut Module, op: OpId, s: &Shape, map: &mut FxHashMap<ValueId, ValueId>) {
     let o = m.op(op).clone();
     let Some(parent) = o.parent else {
         return;
@@ -236,9 +254,7 @@ fn expand(m: &mut Module, op: OpId, s: &Shape) {
     let new_ops = std::mem::take(&mut b.ops);
     let pos = m.region(parent).ops.iter().position(|&p| p == op).unwrap_or(0);
     insert_all(m, parent, pos, new_ops);
-    for (old, new) in o.results.iter().zip(new_results) {
-        m.replace_all_uses(*old, new);
-    }
+    map.extend(o.results.iter().copied().zip(new_results));
     erase_op(m, op);
 }
 

@@ -267,6 +267,18 @@ pub fn attrs_identical(a: &NamedAttrs, b: &NamedAttrs) -> bool {
             .all(|((na, va), (nb, vb))| na == nb && attr_identical(va, vb))
 }
 
+/// Whether two dense payloads hold the same type and element bytes (without copying).
+pub fn dense_identical(x: &DenseElements, y: &DenseElements) -> bool {
+    if x.ty != y.ty || x.len != y.len {
+        return false;
+    }
+    match (&x.data, &y.data) {
+        (DenseData::Full(a), DenseData::Full(b)) => a == b,
+        (DenseData::Splat(a), DenseData::Splat(b)) => a == b,
+        _ => (0..x.len).all(|i| x.element_bytes(i) == y.element_bytes(i)),
+    }
+}
+
 fn attr_identical(a: &Attr, b: &Attr) -> bool {
     match (a, b) {
         (Attr::Float(x, tx), Attr::Float(y, ty)) => x.to_bits() == y.to_bits() && tx == ty,
@@ -279,9 +291,7 @@ fn attr_identical(a: &Attr, b: &Attr) -> bool {
             xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| attr_identical(x, y))
         }
         (Attr::Dict(x), Attr::Dict(y)) => attrs_identical(x, y),
-        (Attr::Elements(x), Attr::Elements(y)) => {
-            Arc::ptr_eq(x, y) || (x.ty == y.ty && x.to_bytes() == y.to_bytes())
-        }
+        (Attr::Elements(x), Attr::Elements(y)) => Arc::ptr_eq(x, y) || dense_identical(x, y),
         _ => a == b,
     }
 }

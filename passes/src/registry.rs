@@ -38,6 +38,11 @@ static REGISTRY: &[PassInfo] = &[
         summary: "expand batch_norm_{training,inference,grad} into elementwise ops and reductions",
         make: || Box::new(crate::decompose_batch_norm::DecomposeBatchNorm),
     },
+    PassInfo {
+        name: "neuron-fuse",
+        summary: "assign NeuronCore layouts, plan kernels and outline them as neuronc.kernel composites",
+        make: || Box::new(crate::neuron::pass::NeuronFuse),
+    },
 ];
 
 /// All passes, in a fixed order.

@@ -74,7 +74,7 @@ fn validate(path: &Path) -> Result<Option<String>, Failed> {
         return Err(format!("{} outputs before, {} after", before.len(), after.len()).into());
     }
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let rtol = if name.contains("train") { 1e-3 } else { 1e-4 };
+    let rtol: f64 = if name.contains("train") { 1e-3 } else { 1e-4 };
     for (i, (b, a)) in before.iter().zip(&after).enumerate() {
         let rtol = rtol.max(precision_floor(b.elem()));
         let atol = rtol * compare::max_abs(b);

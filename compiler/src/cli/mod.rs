@@ -15,6 +15,7 @@
 mod fmt;
 mod input;
 pub mod render;
+mod run;
 mod stats;
 mod test;
 mod verify;
@@ -101,6 +102,8 @@ commands! {
     Fmt(fmt::FmtArgs),
     /// Print op histogram, FLOPs, parameter and activation bytes of FILE.
     Stats(stats::StatsArgs),
+    /// Run a function of FILE with the reference interpreter on `.npz` inputs.
+    Run(run::RunArgs),
     /// Run golden-file tests (`// RUN:` files) under PATHs (default: fixtures).
     Test(test::TestArgs),
 }
@@ -206,10 +209,11 @@ where
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         let _ = writeln!(
             ctx.io.err,
-            "parse: {:.3} ms\nverify: {:.3} ms\nprint: {:.3} ms",
+            "parse: {:.3} ms\nverify: {:.3} ms\nprint: {:.3} ms\nrun: {:.3} ms",
             ms(t.parse),
             ms(t.verify),
-            ms(t.print)
+            ms(t.print),
+            ms(t.run)
         );
     }
     let _ = ctx.io.out.flush();

@@ -86,7 +86,11 @@ fn located(
     let line = src[range.clone()].trim_end_matches(['\n', '\r']);
     text.push_str(line);
     text.push('\n');
-    text.push_str(&caret(line, start - range.start, end.min(range.start + line.len()) - start));
+    text.push_str(&caret(
+        line,
+        start - range.start,
+        end.min(range.start + line.len()) - start,
+    ));
     (location.line_number, location.column_number)
 }
 
@@ -183,7 +187,10 @@ mod tests {
         let (out, reported) = render(&diags, false);
         assert_eq!(reported[0].line, 3);
         assert_eq!(reported[0].column, 2);
-        assert!(out.starts_with("s.mlir:3:2: error: here\nxé\n ^\n"), "{out}");
+        assert!(
+            out.starts_with("s.mlir:3:2: error: here\nxé\n ^\n"),
+            "{out}"
+        );
         assert_eq!(reported[2].column, 2);
     }
 }

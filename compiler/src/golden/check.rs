@@ -80,7 +80,11 @@ pub fn check_output(checks: &[Check], output: &str) -> Result<(), String> {
             continue;
         }
         let Some(found) = output[pos..].find(&check.pattern).map(|i| i + pos) else {
-            return Err(failure(check, "pattern not found after the previous match", output));
+            return Err(failure(
+                check,
+                "pattern not found after the previous match",
+                output,
+            ));
         };
         let line = line_of(output, found);
         let wanted = match check.kind {
@@ -152,19 +156,33 @@ mod tests {
     #[test]
     fn in_order_next_same_and_not() {
         use CheckKind::*;
-        let ok = checks(&[(Label, "func a"), (Next, "add"), (Same, "x"), (Not, "sub"), (Check, "func b"), (Next, "sub")]);
+        let ok = checks(&[
+            (Label, "func a"),
+            (Next, "add"),
+            (Same, "x"),
+            (Not, "sub"),
+            (Check, "func b"),
+            (Next, "sub"),
+        ]);
         assert_eq!(check_output(&ok, OUT), Ok(()));
         assert!(check_output(&checks(&[(Check, "mul"), (Check, "add")]), OUT).is_err());
         assert!(check_output(&checks(&[(Check, "func a"), (Next, "mul")]), OUT).is_err());
         assert!(check_output(&checks(&[(Check, "add"), (Same, "y")]), OUT).is_err());
-        assert!(check_output(&checks(&[(Check, "func a"), (Not, "mul"), (Check, "func b")]), OUT).is_err());
+        assert!(check_output(
+            &checks(&[(Check, "func a"), (Not, "mul"), (Check, "func b")]),
+            OUT
+        )
+        .is_err());
         assert!(check_output(&checks(&[(Check, "func b"), (Not, "z")]), OUT).is_err());
         assert!(check_output(&checks(&[(Check, "nowhere")]), OUT).is_err());
     }
 
     #[test]
     fn parses_directives() {
-        assert_eq!(CheckKind::parse(" CHECK-NEXT: a b "), Some((CheckKind::Next, "a b")));
+        assert_eq!(
+            CheckKind::parse(" CHECK-NEXT: a b "),
+            Some((CheckKind::Next, "a b"))
+        );
         assert_eq!(CheckKind::parse(" CHECK: x"), Some((CheckKind::Check, "x")));
         assert_eq!(CheckKind::parse(" CHECKS: x"), None);
     }

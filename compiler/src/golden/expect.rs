@@ -38,7 +38,9 @@ pub fn parse(comment: &str, line: usize) -> Result<Option<Expected>, String> {
     let (offset, rest) = match rest.strip_prefix('@') {
         None => (0i64, rest),
         Some(r) => {
-            let end = r.find(|c: char| c.is_whitespace() || c == '{').unwrap_or(r.len());
+            let end = r
+                .find(|c: char| c.is_whitespace() || c == '{')
+                .unwrap_or(r.len());
             let n = match &r[..end] {
                 "above" => -1,
                 "below" => 1,
@@ -52,7 +54,9 @@ pub fn parse(comment: &str, line: usize) -> Result<Option<Expected>, String> {
         .strip_prefix("{{")
         .and_then(|r| r.rfind("}}").map(|end| &r[..end]))
         .ok_or_else(|| bad("expected {{message}}"))?;
-    let target = i64::try_from(line).unwrap_or(i64::MAX).saturating_add(offset);
+    let target = i64::try_from(line)
+        .unwrap_or(i64::MAX)
+        .saturating_add(offset);
     if target < 1 {
         return Err(bad("@offset points before the first line"));
     }
@@ -70,7 +74,10 @@ pub fn check_diagnostics(expected: &[Expected], reported: &[Reported]) -> Result
     let mut problems = Vec::new();
     for e in expected {
         let hit = reported.iter().enumerate().position(|(i, r)| {
-            !used[i] && r.line == e.line && r.severity == e.severity && r.message.contains(&e.message)
+            !used[i]
+                && r.line == e.line
+                && r.severity == e.severity
+                && r.message.contains(&e.message)
         });
         match hit {
             Some(i) => used[i] = true,
@@ -127,11 +134,22 @@ mod tests {
 
     #[test]
     fn parses_offsets() {
-        let e = parse(" expected-error@+2 {{bad {{thing}} here}}", 10).unwrap().unwrap();
+        let e = parse(" expected-error@+2 {{bad {{thing}} here}}", 10)
+            .unwrap()
+            .unwrap();
         assert_eq!((e.line, e.message.as_str()), (12, "bad {{thing}} here"));
         assert_eq!(parse("expected-error {{x}}", 4).unwrap().unwrap().line, 4);
-        assert_eq!(parse("expected-error@above {{x}}", 4).unwrap().unwrap().line, 3);
-        assert_eq!(parse("expected-warning@-3 {{x}}", 4).unwrap().unwrap().line, 1);
+        assert_eq!(
+            parse("expected-error@above {{x}}", 4)
+                .unwrap()
+                .unwrap()
+                .line,
+            3
+        );
+        assert_eq!(
+            parse("expected-warning@-3 {{x}}", 4).unwrap().unwrap().line,
+            1
+        );
         assert!(parse("expected-error@-9 {{x}}", 4).is_err());
         assert!(parse("expected-error x", 4).is_err());
         assert_eq!(parse("CHECK: x", 4), Ok(None));
@@ -139,7 +157,11 @@ mod tests {
 
     #[test]
     fn matches_one_to_one() {
-        let e = |line, m: &str| parse(&format!("expected-error@+0 {{{{{m}}}}}"), line).unwrap().unwrap();
+        let e = |line, m: &str| {
+            parse(&format!("expected-error@+0 {{{{{m}}}}}"), line)
+                .unwrap()
+                .unwrap()
+        };
         assert!(check_diagnostics(&[e(3, "shape")], &[rep(3, "bad shape here")]).is_ok());
         assert!(check_diagnostics(&[e(3, "shape")], &[rep(4, "bad shape here")]).is_err());
         assert!(check_diagnostics(&[e(3, "shape")], &[rep(3, "shape"), rep(3, "shape")]).is_err());

@@ -147,7 +147,12 @@ pub fn run_file(path: &Path) -> Result<(), String> {
 
 /// Runs one RUN line and checks its exit code, diagnostics and CHECK lines; returns the
 /// checked output.
-fn run_one(run: &RunLine, file: &TestFile, name: &str, base: Option<PathBuf>) -> Result<String, String> {
+fn run_one(
+    run: &RunLine,
+    file: &TestFile,
+    name: &str,
+    base: Option<PathBuf>,
+) -> Result<String, String> {
     let args = std::iter::once("neuronc-rs".to_string())
         .chain(run.args.iter().map(|a| a.replace("%s", name)));
     let (mut out, mut err) = (Vec::new(), Vec::new());
@@ -172,7 +177,10 @@ fn run_one(run: &RunLine, file: &TestFile, name: &str, base: Option<PathBuf>) ->
     } else if run.negate && outcome.code == 0 {
         return Err(context("expected a non-zero exit code, got 0".into()));
     } else if !run.negate && outcome.code != 0 {
-        return Err(context(format!("exit code {}; stderr:\n{stderr}", outcome.code)));
+        return Err(context(format!(
+            "exit code {}; stderr:\n{stderr}",
+            outcome.code
+        )));
     }
     check::check_output(&file.checks, &output).map_err(context)?;
     Ok(output)
@@ -184,7 +192,8 @@ fn check_expected_file(path: &Path, file: &TestFile, output: &str) -> Result<(),
     let bless = std::env::var_os(BLESS_ENV).is_some_and(|v| v == "1");
     let exists = expected_path.exists();
     if bless {
-        let wanted = exists || (file.checks.is_empty() && file.expected.is_empty() && !output.is_empty());
+        let wanted =
+            exists || (file.checks.is_empty() && file.expected.is_empty() && !output.is_empty());
         if wanted {
             std::fs::write(&expected_path, output)
                 .map_err(|e| format!("cannot write {}: {e}", expected_path.display()))?;

@@ -94,7 +94,13 @@ impl<'a> Parser<'a> {
         let Some((ins, outs)) = fty else {
             return self.err_at(span, "generic func.func without 'function_type'");
         };
-        let arg_tys: Vec<_> = self.m.region(body).args.iter().map(|&a| self.m.value_type(a)).collect();
+        let arg_tys: Vec<_> = self
+            .m
+            .region(body)
+            .args
+            .iter()
+            .map(|&a| self.m.value_type(a))
+            .collect();
         if arg_tys.as_slice() != ins.as_slice() {
             return self.err_at(span, "function body arguments do not match 'function_type'");
         }
@@ -132,7 +138,11 @@ impl<'a> Parser<'a> {
     }
 
     /// An attribute dictionary in which `function_type` holds a function type.
-    fn parse_func_props(&mut self, attrs: &mut NamedAttrs, fty: &mut Option<(Tys, Tys)>) -> PResult<()> {
+    fn parse_func_props(
+        &mut self,
+        attrs: &mut NamedAttrs,
+        fty: &mut Option<(Tys, Tys)>,
+    ) -> PResult<()> {
         self.expect(Tok::LBrace, "'{'")?;
         if self.eat(Tok::RBrace) {
             return Ok(());
@@ -149,7 +159,11 @@ impl<'a> Parser<'a> {
                 self.expect(Tok::Equal, "'='")?;
                 *fty = Some(self.parse_function_type()?);
             } else {
-                let v = if self.eat(Tok::Equal) { self.parse_attr()? } else { Attr::Unit };
+                let v = if self.eat(Tok::Equal) {
+                    self.parse_attr()?
+                } else {
+                    Attr::Unit
+                };
                 attrs.set(name, v);
             }
             if self.eat(Tok::RBrace) {

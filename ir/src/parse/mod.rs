@@ -23,11 +23,12 @@ pub(crate) mod loc;
 pub(crate) mod minifloat;
 pub(crate) mod ops;
 pub(crate) mod pretty;
+pub(crate) mod scope;
 pub(crate) mod syntax;
 pub(crate) mod types;
 
 use crate::attr::NamedAttrs;
-use crate::module::{FuncId, OpId, Span, ValueId};
+use crate::module::{FuncId, OpId, Span};
 use crate::types::TypeId;
 use crate::{Attr, Diagnostic, Func, Module, ParseError};
 use lexer::{describe, Lexer, Tok, Token};
@@ -85,10 +86,8 @@ pub(crate) struct Parser<'a> {
     pub pos: usize,
     pub peeked: Option<Token>,
     pub m: Module,
-    /// Visible SSA names: name -> (first value, number of results, defining scope).
-    pub scope: FxHashMap<&'a str, (ValueId, u32, u32)>,
-    /// Undo log of `scope` insertions (name, previous binding) for region exit.
-    pub undo: Vec<(&'a str, Option<(ValueId, u32, u32)>)>,
+    /// Visible SSA names.
+    pub scope: scope::Scopes<'a>,
     /// Serial of the region scope being parsed, and the last serial handed out.
     pub cur_scope: u32,
     pub next_scope: u32,
@@ -116,8 +115,7 @@ impl<'a> Parser<'a> {
             pos: 0,
             peeked: None,
             m,
-            scope: FxHashMap::with_capacity_and_hasher(est, Default::default()),
-            undo: Vec::with_capacity(est),
+            scope: scope::Scopes::with_capacity(est),
             cur_scope: 0,
             next_scope: 0,
             type_cache: FxHashMap::default(),

@@ -6,6 +6,7 @@
 //! types are checked against the value's defining type.
 
 use super::lexer::{Tok, Token};
+use super::scope::Binding;
 use super::{LocTarget, PResult, Parser};
 use crate::attr::NamedAttrs;
 use crate::module::{OpId, RegionId, Span, ValueId};
@@ -56,9 +57,15 @@ impl<'a> Parser<'a> {
             );
         }
         let serial = self.cur_scope;
-        let prev = self.scope.insert(name, (first, count, serial));
-        self.undo.push((name, prev));
-        if prev.is_some_and(|p| p.2 == serial) {
+        let prev = self.scope.define(
+            name,
+            Binding {
+                first,
+                count,
+                serial,
+            },
+        );
+        if prev.is_some_and(|p| p.serial == serial) {
             return self.err_at(
                 Self::span_of(t),
                 format!("redefinition of SSA value '{name}'"),
@@ -69,24 +76,7 @@ impl<'a> Parser<'a> {
 
     /// Restores the scope to the undo-log length `mark`.
     pub fn pop_scope(&mut self, mark: usize) {
-        if mark == 0 {
-            // Leaving a function body: nothing outside it is visible.
-            self.scope.clear();
-            self.undo.clear();
-            return;
-        }
-        while self.undo.len() > mark {
-            if let Some((name, prev)) = self.undo.pop() {
-                match prev {
-                    Some(p) => {
-                        self.scope.insert(name, p);
-                    }
-                    None => {
-                        self.scope.remove(name);
-                    }
-                }
-            }
-        }
+        self.scope.pop_to(mark);
     }
 
     /// Resolves a `%name` or `%name#N` token to a value.
@@ -103,8 +93,8 @@ impl<'a> Parser<'a> {
             None => (full, 0),
         };
         match self.scope.get(name) {
-            Some(&(first, count, _)) if idx < count => Ok(ValueId(first.0 + idx)),
-            Some(&(_, count, _)) => self.err_at(
+            Some(b) if idx < b.count => Ok(ValueId(b.first.0 + idx)),
+            Some(Binding { count, .. }) => self.err_at(
                 Self::span_of(t),
                 format!("result number {idx} out of range: '{name}' has {count} result(s)"),
             ),
@@ -183,7 +173,7 @@ impl<'a> Parser<'a> {
     /// given, an explicit block header may not declare arguments again.
     pub fn parse_region_body(&mut self, region: RegionId, args: &[(Token, TypeId)]) -> PResult<()> {
         self.enter()?;
-        let mark = self.undo.len();
+        let mark = self.scope.mark();
         let saved_scope = self.cur_scope;
         self.next_scope += 1;
         self.cur_scope = self.next_scope;

@@ -8,13 +8,13 @@
 use super::dense::canonical;
 use super::lexer::{Tok, Token};
 use super::ops::{OpBuild, OperandRef, Tys};
-use smallvec::smallvec;
 use super::syntax::{syntax, Kw, Syntax, Ty, V};
 use super::types::FnOrTypes;
 use super::{PResult, Parser};
 use crate::attr::{Attr, DenseElements, EnumKind};
 use crate::ops::OpKind;
 use crate::types::{ElemType, Type, TypeId};
+use smallvec::smallvec;
 use std::sync::Arc;
 
 impl<'a> Parser<'a> {

@@ -156,7 +156,10 @@ pub(crate) fn write_attr(p: &mut Printer<'_>, a: &Attr) {
                 ("offset_dims", F::L(&g.offset_dims)),
                 ("collapsed_slice_dims", F::L(&g.collapsed_slice_dims)),
                 ("operand_batching_dims", F::L(&g.operand_batching_dims)),
-                ("start_indices_batching_dims", F::L(&g.start_indices_batching_dims)),
+                (
+                    "start_indices_batching_dims",
+                    F::L(&g.start_indices_batching_dims),
+                ),
                 ("start_index_map", F::L(&g.start_index_map)),
                 ("index_vector_dim", F::I(g.index_vector_dim)),
             ],
@@ -168,8 +171,14 @@ pub(crate) fn write_attr(p: &mut Printer<'_>, a: &Attr) {
                 ("update_window_dims", F::L(&s.update_window_dims)),
                 ("inserted_window_dims", F::L(&s.inserted_window_dims)),
                 ("input_batching_dims", F::L(&s.input_batching_dims)),
-                ("scatter_indices_batching_dims", F::L(&s.scatter_indices_batching_dims)),
-                ("scatter_dims_to_operand_dims", F::L(&s.scatter_dims_to_operand_dims)),
+                (
+                    "scatter_indices_batching_dims",
+                    F::L(&s.scatter_indices_batching_dims),
+                ),
+                (
+                    "scatter_dims_to_operand_dims",
+                    F::L(&s.scatter_dims_to_operand_dims),
+                ),
                 ("index_vector_dim", F::I(s.index_vector_dim)),
             ],
         ),
@@ -181,16 +190,23 @@ pub(crate) fn write_attr(p: &mut Printer<'_>, a: &Attr) {
             p.out.push('>');
         }
         Attr::ChannelHandle { handle, ty } => {
-            let _ = write!(p.out, "#stablehlo.channel_handle<handle = {handle}, type = {ty}>");
+            let _ = write!(
+                p.out,
+                "#stablehlo.channel_handle<handle = {handle}, type = {ty}>"
+            );
         }
         Attr::OutputOperandAlias {
             output_tuple_indices,
             operand_index,
             operand_tuple_indices,
         } => {
-            p.out.push_str("#stablehlo.output_operand_alias<output_tuple_indices = ");
+            p.out
+                .push_str("#stablehlo.output_operand_alias<output_tuple_indices = ");
             write_list(&mut p.out, output_tuple_indices);
-            let _ = write!(p.out, ", operand_index = {operand_index}, operand_tuple_indices = ");
+            let _ = write!(
+                p.out,
+                ", operand_index = {operand_index}, operand_tuple_indices = "
+            );
             write_list(&mut p.out, operand_tuple_indices);
             p.out.push('>');
         }
@@ -232,7 +248,7 @@ fn write_struct(out: &mut String, name: &str, fields: &[(&str, F<'_>)]) {
     let mut first = true;
     for (n, f) in fields {
         match f {
-            F::L(l) if l.is_empty() => continue,
+            F::L([]) => continue,
             F::I(0) => continue,
             _ => {}
         }
@@ -296,12 +312,27 @@ pub(crate) fn write_conv_dims(out: &mut String, c: &ConvDims) -> bool {
         true
     }
     let mark = out.len();
-    let ok = one(out, (c.input_batch, 'b'), (c.input_feature, 'f'), &c.input_spatial) && {
+    let ok = one(
+        out,
+        (c.input_batch, 'b'),
+        (c.input_feature, 'f'),
+        &c.input_spatial,
+    ) && {
         out.push('x');
-        one(out, (c.kernel_input_feature, 'i'), (c.kernel_output_feature, 'o'), &c.kernel_spatial)
+        one(
+            out,
+            (c.kernel_input_feature, 'i'),
+            (c.kernel_output_feature, 'o'),
+            &c.kernel_spatial,
+        )
     } && {
         out.push_str("->");
-        one(out, (c.output_batch, 'b'), (c.output_feature, 'f'), &c.output_spatial)
+        one(
+            out,
+            (c.output_batch, 'b'),
+            (c.output_feature, 'f'),
+            &c.output_spatial,
+        )
     };
     if !ok {
         out.truncate(mark);

@@ -27,126 +27,125 @@ impl<'m> Printer<'m> {
         };
         self.out.push_str(name);
         let mut rest = o.attrs.clone();
-        let ok = match syntax(kind) {
-            Syntax::Generic => false,
-            Syntax::Simple(kws, ty) => self.pp_simple(op, kws, ty, &mut rest),
-            Syntax::Constant | Syntax::ChloConstant => self.pp_constant(op, &mut rest),
-            Syntax::Iota => {
-                take_int(&mut rest, "iota_dimension", ElemType::Int(64)).is_some_and(|d| {
-                    let _ = write!(self.out, " dim = {d}");
+        let ok =
+            match syntax(kind) {
+                Syntax::Generic => false,
+                Syntax::Simple(kws, ty) => self.pp_simple(op, kws, ty, &mut rest),
+                Syntax::Constant | Syntax::ChloConstant => self.pp_constant(op, &mut rest),
+                Syntax::Iota => take_int(&mut rest, "iota_dimension", ElemType::Int(64))
+                    .is_some_and(|d| {
+                        let _ = write!(self.out, " dim = {d}");
+                        self.attr_dict_opt(&rest);
+                        self.out.push_str(" : ");
+                        self.result_types(op);
+                        o.operands.is_empty() && o.results.len() == 1
+                    }),
+                Syntax::NoOperands => {
                     self.attr_dict_opt(&rest);
                     self.out.push_str(" : ");
                     self.result_types(op);
-                    o.operands.is_empty() && o.results.len() == 1
-                })
-            }
-            Syntax::NoOperands => {
-                self.attr_dict_opt(&rest);
-                self.out.push_str(" : ");
-                self.result_types(op);
-                o.operands.is_empty()
-            }
-            Syntax::Compare => self.pp_compare(op, &mut rest),
-            Syntax::Slice => self.pp_slice(op, &mut rest),
-            Syntax::GetTupleElement => {
-                take_int(&mut rest, "index", ElemType::Int(32)).is_some_and(|i| {
-                    self.out.push(' ');
-                    self.values(&o.operands);
-                    let _ = write!(self.out, "[{i}]");
-                    self.finish_functional(op, &rest);
-                    o.operands.len() == 1
-                })
-            }
-            Syntax::Tuple => {
-                self.operands_sp(op);
-                self.attr_dict_opt(&rest);
-                self.out.push_str(" : ");
-                self.result_types(op);
-                o.results.len() == 1
-            }
-            Syntax::OptimizationBarrier => {
-                self.attr_dict_opt(&rest);
-                if o.operands.is_empty() {
-                    self.out.push_str(" ()");
-                } else {
-                    self.operands_sp(op);
-                    self.out.push_str(" : ");
-                    self.types_of(&o.operands);
+                    o.operands.is_empty()
                 }
-                o.operands.len() == o.results.len()
-            }
-            Syntax::Select => self.pp_select(op, &rest),
-            Syntax::Complex => {
-                self.operands_sp(op);
-                self.attr_dict_opt(&rest);
-                self.out.push_str(" : ");
-                self.same_or_functional(op);
-                o.results.len() == 1
-            }
-            Syntax::DotGeneral => self.pp_dot_general(op, &mut rest),
-            Syntax::Convolution => self.pp_convolution(op, &mut rest),
-            Syntax::CustomCall | Syntax::Call => {
-                let sym = if kind == OpKind::Call {
-                    match rest.remove("callee") {
-                        Some(Attr::Symbol(s)) => Some(s),
-                        _ => None,
-                    }
-                } else {
-                    match rest.remove("call_target_name") {
-                        Some(Attr::Str(s)) => Some(s),
-                        _ => None,
-                    }
-                };
-                sym.is_some_and(|s| {
-                    self.out.push(' ');
-                    write_symbol(&mut self.out, &s);
-                    self.out.push('(');
-                    self.values(&o.operands);
-                    self.out.push(')');
-                    self.finish_functional(op, &rest);
-                    true
-                })
-            }
-            Syntax::Composite => match rest.remove("name") {
-                Some(Attr::Str(s)) => {
-                    self.out.push(' ');
-                    write_string(&mut self.out, &s);
+                Syntax::Compare => self.pp_compare(op, &mut rest),
+                Syntax::Slice => self.pp_slice(op, &mut rest),
+                Syntax::GetTupleElement => take_int(&mut rest, "index", ElemType::Int(32))
+                    .is_some_and(|i| {
+                        self.out.push(' ');
+                        self.values(&o.operands);
+                        let _ = write!(self.out, "[{i}]");
+                        self.finish_functional(op, &rest);
+                        o.operands.len() == 1
+                    }),
+                Syntax::Tuple => {
                     self.operands_sp(op);
-                    self.finish_functional(op, &rest);
-                    o.regions.is_empty()
-                }
-                _ => false,
-            },
-            Syntax::While => self.pp_while(op, &rest),
-            Syntax::Reduce => self.pp_reduce(op, &mut rest),
-            Syntax::Return => {
-                self.operands_sp(op);
-                self.attr_dict_opt(&rest);
-                if !o.operands.is_empty() {
-                    self.out.push_str(" : ");
-                    self.types_of(&o.operands);
-                }
-                o.results.is_empty()
-            }
-            Syntax::TopK => self.pp_top_k(op, &mut rest),
-            Syntax::CheckConst => self.pp_check_const(op, &mut rest),
-            Syntax::CheckClose => {
-                let max = take_int(&mut rest, "max_ulp_difference", ElemType::UInt(64));
-                let min = take_int(&mut rest, "min_ulp_difference", ElemType::UInt(64));
-                max.is_some_and(|mx| {
-                    self.operands_sp(op);
-                    let _ = write!(self.out, ", max_ulp_difference = {}", mx as u64);
-                    if let Some(mn) = min {
-                        let _ = write!(self.out, ", min_ulp_difference = {}", mn as u64);
-                    }
-                    self.out.push_str(" :");
                     self.attr_dict_opt(&rest);
-                    self.out.push(' ');
-                    self.types_of(&o.operands);
+                    self.out.push_str(" : ");
+                    self.result_types(op);
+                    o.results.len() == 1
+                }
+                Syntax::OptimizationBarrier => {
+                    self.attr_dict_opt(&rest);
+                    if o.operands.is_empty() {
+                        self.out.push_str(" ()");
+                    } else {
+                        self.operands_sp(op);
+                        self.out.push_str(" : ");
+                        self.types_of(&o.operands);
+                    }
+                    o.operands.len() == o.results.len()
+                }
+                Syntax::Select => self.pp_select(op, &rest),
+                Syntax::Complex => {
+                    self.operands_sp(op);
+                    self.attr_dict_opt(&rest);
+                    self.out.push_str(" : ");
+                    self.same_or_functional(op);
+                    o.results.len() == 1
+                }
+                Syntax::DotGeneral => self.pp_dot_general(op, &mut rest),
+                Syntax::Convolution => self.pp_convolution(op, &mut rest),
+                Syntax::CustomCall | Syntax::Call => {
+                    let sym = if kind == OpKind::Call {
+                        match rest.remove("callee") {
+                            Some(Attr::Symbol(s)) => Some(s),
+                            _ => None,
+                        }
+                    } else {
+                        match rest.remove("call_target_name") {
+                            Some(Attr::Str(s)) => Some(s),
+                            _ => None,
+                        }
+                    };
+                    sym.is_some_and(|s| {
+                        self.out.push(' ');
+                        write_symbol(&mut self.out, &s);
+                        self.out.push('(');
+                        self.values(&o.operands);
+                        self.out.push(')');
+                        self.finish_functional(op, &rest);
+                        true
+                    })
+                }
+                Syntax::Composite => match rest.remove("name") {
+                    Some(Attr::Str(s)) => {
+                        self.out.push(' ');
+                        write_string(&mut self.out, &s);
+                        self.operands_sp(op);
+                        self.finish_functional(op, &rest);
+                        o.regions.is_empty()
+                    }
+                    _ => false,
+                },
+                Syntax::While => self.pp_while(op, &rest),
+                Syntax::Reduce => self.pp_reduce(op, &mut rest),
+                Syntax::Return => {
+                    self.operands_sp(op);
+                    self.attr_dict_opt(&rest);
+                    if !o.operands.is_empty() {
+                        self.out.push_str(" : ");
+                        self.types_of(&o.operands);
+                    }
                     o.results.is_empty()
-                })
-            }
-        };
+                }
+                Syntax::TopK => self.pp_top_k(op, &mut rest),
+                Syntax::CheckConst => self.pp_check_const(op, &mut rest),
+                Syntax::CheckClose => {
+                    let max = take_int(&mut rest, "max_ulp_difference", ElemType::UInt(64));
+                    let min = take_int(&mut rest, "min_ulp_difference", ElemType::UInt(64));
+                    max.is_some_and(|mx| {
+                        self.operands_sp(op);
+                        let _ = write!(self.out, ", max_ulp_difference = {}", mx as u64);
+                        if let Some(mn) = min {
+                            let _ = write!(self.out, ", min_ulp_difference = {}", mn as u64);
+                        }
+                        self.out.push_str(" :");
+                        self.attr_dict_opt(&rest);
+                        self.out.push(' ');
+                        self.types_of(&o.operands);
+                        o.results.is_empty()
+                    })
+                }
+            };
         ok && (matches!(syntax(kind), Syntax::While | Syntax::Reduce) || o.regions.is_empty())
     }
 
@@ -181,9 +180,12 @@ impl<'m> Printer<'m> {
             let rt = self.m.value_type(o.results[0]);
             o.operands.iter().all(|&v| self.m.value_type(v) == rt)
         };
-        if same && o.kind != OpKind::Complex {
-            self.ty_of(o.results[0]);
-        } else if o.kind == OpKind::Complex && self.complex_compact(op) {
+        let compact = if o.kind == OpKind::Complex {
+            self.complex_compact(op)
+        } else {
+            same
+        };
+        if compact {
             self.ty_of(o.results[0]);
         } else {
             self.functional_type(op);
@@ -227,7 +229,12 @@ impl<'m> Printer<'m> {
                 None => return false,
                 Some(a) => {
                     let mark = self.out.len();
-                    let _ = write!(self.out, "{} {} = ", if o.operands.is_empty() { "" } else { "," }, k.kw);
+                    let _ = write!(
+                        self.out,
+                        "{} {} = ",
+                        if o.operands.is_empty() { "" } else { "," },
+                        k.kw
+                    );
                     if !self.kw_value(a, k.v) {
                         self.out.truncate(mark);
                         return false;
@@ -299,7 +306,9 @@ impl<'m> Printer<'m> {
                 let mut names = Vec::with_capacity(items.len());
                 for it in items {
                     match it {
-                        Attr::Enum(e) if e.kind == EnumKind::Precision => names.push(e.value.as_str()),
+                        Attr::Enum(e) if e.kind == EnumKind::Precision => {
+                            names.push(e.value.as_str())
+                        }
                         _ => return false,
                     }
                 }
@@ -315,7 +324,8 @@ impl<'m> Printer<'m> {
         let Some(Attr::Elements(e)) = rest.remove("value") else {
             return false;
         };
-        if o.results.len() != 1 || self.m.value_type(o.results[0]) != e.ty || !o.operands.is_empty() {
+        if o.results.len() != 1 || self.m.value_type(o.results[0]) != e.ty || !o.operands.is_empty()
+        {
             return false;
         }
         self.attr_dict_opt(rest);
@@ -349,8 +359,11 @@ impl<'m> Printer<'m> {
             Some(Attr::IntArray(ElemType::Int(64), v)) => Some(v),
             _ => None,
         };
-        let (Some(s), Some(l), Some(st)) = (get(rest, "start_indices"), get(rest, "limit_indices"), get(rest, "strides"))
-        else {
+        let (Some(s), Some(l), Some(st)) = (
+            get(rest, "start_indices"),
+            get(rest, "limit_indices"),
+            get(rest, "strides"),
+        ) else {
             return false;
         };
         if s.len() != l.len() || s.len() != st.len() {
@@ -416,7 +429,11 @@ impl<'m> Printer<'m> {
         if let Some(a) = rest.remove("algorithm") {
             match a {
                 Attr::Opaque(s) if s.starts_with("#stablehlo.dot_algorithm<") => {
-                    let _ = write!(self.out, ", algorithm = {}", &s["#stablehlo.dot_algorithm".len()..]);
+                    let _ = write!(
+                        self.out,
+                        ", algorithm = {}",
+                        &s["#stablehlo.dot_algorithm".len()..]
+                    );
                 }
                 _ => return false,
             }
@@ -454,7 +471,10 @@ impl<'m> Printer<'m> {
             let ok = match (kw, &a) {
                 ("pad", Attr::Elements(e)) => self.window_pad(e),
                 ("reverse", Attr::BoolArray(v)) => {
-                    let s: Vec<&str> = v.iter().map(|b| if *b { "true" } else { "false" }).collect();
+                    let s: Vec<&str> = v
+                        .iter()
+                        .map(|b| if *b { "true" } else { "false" })
+                        .collect();
                     let _ = write!(self.out, "[{}]", s.join(", "));
                     true
                 }
@@ -518,18 +538,21 @@ impl<'m> Printer<'m> {
         }
         for i in 0..n {
             let t = m.value_type(o.operands[i]);
-            if m.value_type(cargs[i]) != t || m.value_type(bargs[i]) != t || m.value_type(o.results[i]) != t {
+            if m.value_type(cargs[i]) != t
+                || m.value_type(bargs[i]) != t
+                || m.value_type(o.results[i]) != t
+            {
                 return false;
             }
         }
         self.out.push('(');
-        for i in 0..n {
+        for (i, (&a, &v)) in cargs.iter().zip(&o.operands).enumerate() {
             if i > 0 {
                 self.out.push_str(", ");
             }
-            self.value(cargs[i]);
+            self.value(a);
             self.out.push_str(" = ");
-            self.value(o.operands[i]);
+            self.value(v);
         }
         self.out.push(')');
         if n > 0 {
@@ -557,7 +580,7 @@ impl<'m> Printer<'m> {
         let Some(Attr::IntArray(ElemType::Int(64), dims)) = rest.remove("dimensions") else {
             return false;
         };
-        if o.operands.len() % 2 != 0 || o.operands.is_empty() || o.regions.len() != 1 {
+        if o.operands.len() & 1 == 1 || o.operands.is_empty() || o.regions.len() != 1 {
             return false;
         }
         let n = o.operands.len() / 2;
@@ -625,7 +648,11 @@ impl<'m> Printer<'m> {
             && inner.attrs.is_empty()
             && inner.operands == r.args
             && inner.results.len() == 1
-            && inner.operands.iter().chain(&inner.results).all(|&v| *m.ty(m.value_type(v)) == st)
+            && inner
+                .operands
+                .iter()
+                .chain(&inner.results)
+                .all(|&v| *m.ty(m.value_type(v)) == st)
             && ret.kind == OpKind::Return
             && ret.operands == inner.results
             && ret.attrs.is_empty();

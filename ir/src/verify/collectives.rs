@@ -33,12 +33,20 @@ pub(super) fn check(v: &mut OpV) {
 /// Checks `replica_groups`: ids unique (`c_unique`), in `[0, count)` and all present
 /// (`c_range`; `-1` padding only where `padding_ok`); returns the group size (`None` when
 /// there are no groups).
-fn replica_groups(v: &mut OpV, c_unique: &str, c_range: &str, padding_ok: bool) -> Option<Option<i64>> {
+fn replica_groups(
+    v: &mut OpV,
+    c_unique: &str,
+    c_range: &str,
+    padding_ok: bool,
+) -> Option<Option<i64>> {
     let Some((rows, cols, vals)) = v.opt_matrix("replica_groups")? else {
         return Some(None);
     };
     if (rows == 0 || cols == 0) && v.flag("use_global_device_ids") {
-        v.err(c_range, "expects non-empty replica groups when use_global_device_ids is set");
+        v.err(
+            c_range,
+            "expects non-empty replica groups when use_global_device_ids is set",
+        );
         return None;
     }
     let mut seen = rustc_hash::FxHashSet::default();
@@ -47,17 +55,28 @@ fn replica_groups(v: &mut OpV, c_unique: &str, c_range: &str, padding_ok: bool) 
             continue;
         }
         if x < 0 {
-            v.err(c_range, format!("expects replica ids to be non-negative, but got {x}"));
+            v.err(
+                c_range,
+                format!("expects replica ids to be non-negative, but got {x}"),
+            );
             return None;
         }
         if !seen.insert(x) {
-            v.err(c_unique, format!("expects replica groups to be unique, but replica id {x} repeats"));
+            v.err(
+                c_unique,
+                format!("expects replica groups to be unique, but replica id {x} repeats"),
+            );
             return None;
         }
     }
     let n = seen.len() as i64;
     if let Some(missing) = (0..n).find(|i| !seen.contains(i)) {
-        v.err(c_range, format!("expects replica groups to cover ids 0..{n}, but replica id {missing} is missing"));
+        v.err(
+            c_range,
+            format!(
+                "expects replica groups to cover ids 0..{n}, but replica id {missing} is missing"
+            ),
+        );
         return None;
     }
     Some((rows > 0 && cols > 0).then_some(cols as i64))
@@ -73,7 +92,10 @@ fn global_ids(v: &mut OpV, c: &str) {
         _ => 0,
     };
     if handle <= 0 {
-        v.err(c, "expects a positive channel_id when use_global_device_ids is set");
+        v.err(
+            c,
+            "expects a positive channel_id when use_global_device_ids is set",
+        );
     }
 }
 
@@ -89,7 +111,14 @@ fn dim_in(v: &mut OpV, name: &str, rank: usize, c: &str) -> Option<usize> {
 fn all_gather(v: &mut OpV) -> Option<()> {
     let ins = v.operands()?;
     if v.op.results.len() != ins.len() {
-        v.err("C6", format!("expects one result per operand, but got {} and {}", v.op.results.len(), ins.len()));
+        v.err(
+            "C6",
+            format!(
+                "expects one result per operand, but got {} and {}",
+                v.op.results.len(),
+                ins.len()
+            ),
+        );
         return None;
     }
     let rank = ins[0].rank();
@@ -98,23 +127,38 @@ fn all_gather(v: &mut OpV) -> Option<()> {
     let d = dim_in(v, "all_gather_dim", rank, "C1")?;
     for (i, t) in ins.iter().enumerate() {
         if t.rank() != rank {
-            v.err("C1", format!("expects all operands to have rank {rank}, but operand #{i} is {}", tensor_str(t)));
+            v.err(
+                "C1",
+                format!(
+                    "expects all operands to have rank {rank}, but operand #{i} is {}",
+                    tensor_str(t)
+                ),
+            );
             return None;
         }
         let r = v.result(i)?;
         if t.shape[d] == 0 {
-            v.err("C6", format!("expects a non-zero size of operand #{i} at all_gather_dim {d}"));
+            v.err(
+                "C6",
+                format!("expects a non-zero size of operand #{i} at all_gather_dim {d}"),
+            );
             return None;
         }
         // The spec fixes the factor to the group size; StableHLO's verifier (and its
         // tests) only require a multiple, which is what is checked here.
         let mut want = t.shape.to_vec();
-        if r.rank() == rank && r.shape[d] % t.shape[d] == 0 && true {
+        if r.rank() == rank && r.shape[d] % t.shape[d] == 0 {
             want[d] = r.shape[d];
         } else if let Some(g) = g {
             want[d] = t.shape[d].checked_mul(g)?;
         }
-        v.expect_result(i, t.elem, &want, "C6", "the operand with all_gather_dim multiplied by the group size")?;
+        v.expect_result(
+            i,
+            t.elem,
+            &want,
+            "C6",
+            "the operand with all_gather_dim multiplied by the group size",
+        )?;
     }
     Some(())
 }
@@ -122,7 +166,14 @@ fn all_gather(v: &mut OpV) -> Option<()> {
 fn all_reduce(v: &mut OpV) -> Option<()> {
     let ins = v.operands()?;
     if v.op.results.len() != ins.len() {
-        v.err("C6", format!("expects one result per operand, but got {} and {}", v.op.results.len(), ins.len()));
+        v.err(
+            "C6",
+            format!(
+                "expects one result per operand, but got {} and {}",
+                v.op.results.len(),
+                ins.len()
+            ),
+        );
         return None;
     }
     replica_groups(v, "C1", "C3", true)?;
@@ -134,7 +185,13 @@ fn all_reduce(v: &mut OpV) -> Option<()> {
             v.err("C5", format!("expects operand #{i} element type {} to be promotable to the computation type {}", t.elem, es[0]));
             return None;
         }
-        v.expect_result(i, es[0], &t.shape, "C6", "the operand shape with the computation's element type")?;
+        v.expect_result(
+            i,
+            es[0],
+            &t.shape,
+            "C6",
+            "the operand shape with the computation's element type",
+        )?;
     }
     Some(())
 }
@@ -148,19 +205,38 @@ fn reduce_scatter(v: &mut OpV) -> Option<()> {
     let mut want = a.shape.to_vec();
     match g {
         Some(g) if a.shape[d] % g != 0 => {
-            v.err("C1", format!("expects dimension {d} ({}) to be divisible by the group size {g}", a.shape[d]));
+            v.err(
+                "C1",
+                format!(
+                    "expects dimension {d} ({}) to be divisible by the group size {g}",
+                    a.shape[d]
+                ),
+            );
             return None;
         }
         Some(g) => want[d] = a.shape[d] / g,
         None => want[d] = v.result(0)?.shape.get(d).copied().unwrap_or(0),
     }
-    v.expect_result(0, es[0], &want, "C8", "the operand with scatter_dimension divided by the group size")
+    v.expect_result(
+        0,
+        es[0],
+        &want,
+        "C8",
+        "the operand with scatter_dimension divided by the group size",
+    )
 }
 
 fn all_to_all(v: &mut OpV) -> Option<()> {
     let ins = v.operands()?;
     if v.op.results.len() != ins.len() {
-        v.err("C9", format!("expects one result per operand, but got {} and {}", v.op.results.len(), ins.len()));
+        v.err(
+            "C9",
+            format!(
+                "expects one result per operand, but got {} and {}",
+                v.op.results.len(),
+                ins.len()
+            ),
+        );
         return None;
     }
     let rank = ins[0].rank();
@@ -169,11 +245,17 @@ fn all_to_all(v: &mut OpV) -> Option<()> {
     let cd = dim_in(v, "concat_dimension", rank, "C3")?;
     let sc = v.req_int("split_count")?;
     if sc <= 0 {
-        v.err("C4", format!("expects a positive split_count, but got {sc}"));
+        v.err(
+            "C4",
+            format!("expects a positive split_count, but got {sc}"),
+        );
         return None;
     }
     if let Some(g) = g.filter(|&g| g != sc) {
-        v.err("C8", format!("expects replica groups of size split_count ({sc}), but they have size {g}"));
+        v.err(
+            "C8",
+            format!("expects replica groups of size split_count ({sc}), but they have size {g}"),
+        );
     }
     for (i, t) in ins.iter().enumerate() {
         if t.rank() != rank || t.shape[sd] % sc != 0 {
@@ -183,7 +265,13 @@ fn all_to_all(v: &mut OpV) -> Option<()> {
         let mut want = t.shape.to_vec();
         want[sd] /= sc;
         want[cd] = want[cd].checked_mul(sc)?;
-        v.expect_result(i, t.elem, &want, "C9", "split_dimension divided and concat_dimension multiplied by split_count")?;
+        v.expect_result(
+            i,
+            t.elem,
+            &want,
+            "C9",
+            "split_dimension divided and concat_dimension multiplied by split_count",
+        )?;
     }
     Some(())
 }
@@ -195,7 +283,10 @@ fn collective_permute(v: &mut OpV) -> Option<()> {
         return None;
     };
     if rows > 0 && cols != 2 {
-        v.err("C1", format!("expects source_target_pairs of shape [N, 2], but got [{rows}, {cols}]"));
+        v.err(
+            "C1",
+            format!("expects source_target_pairs of shape [N, 2], but got [{rows}, {cols}]"),
+        );
         return None;
     }
     for (col, c) in [(0, "C2"), (1, "C3")] {
@@ -203,12 +294,18 @@ fn collective_permute(v: &mut OpV) -> Option<()> {
         for r in 0..rows {
             let x = vals[2 * r + col];
             if x < 0 {
-                v.err("C4", format!("expects non-negative ids in source_target_pairs, but got {x}"));
+                v.err(
+                    "C4",
+                    format!("expects non-negative ids in source_target_pairs, but got {x}"),
+                );
                 return None;
             }
             if !seen.insert(x) {
                 let what = if col == 0 { "sources" } else { "targets" };
-                v.err(c, format!("expects unique {what} in source_target_pairs, but {x} repeats"));
+                v.err(
+                    c,
+                    format!("expects unique {what} in source_target_pairs, but {x} repeats"),
+                );
                 return None;
             }
         }
@@ -221,15 +318,27 @@ fn collective_broadcast(v: &mut OpV) -> Option<()> {
     let n = v.op.results.len();
     let extra = usize::from(v.flag("has_dynamic_root"));
     if v.op.operands.len() != n + extra {
-        v.err("", format!("expects {} operands for {n} results, but got {}", n + extra, v.op.operands.len()));
+        v.err(
+            "",
+            format!(
+                "expects {} operands for {n} results, but got {}",
+                n + extra,
+                v.op.operands.len()
+            ),
+        );
         return None;
     }
     if extra == 1 {
         let root = v.operand_ty(n).and_then(|t| v.tensor(t));
-        let ok = root.is_some_and(|t| t.rank() == 1 && t.elem == ElemType::Int(32) && t.shape[0] == n as i64);
+        let ok = root.is_some_and(|t| {
+            t.rank() == 1 && t.elem == ElemType::Int(32) && t.shape[0] == n as i64
+        });
         if !ok {
             let s = v.vs(v.op.operands[n]);
-            v.err("C4", format!("expects the dynamic root operand to be a tensor<{n}xi32>, but got {s}"));
+            v.err(
+                "C4",
+                format!("expects the dynamic root operand to be a tensor<{n}xi32>, but got {s}"),
+            );
         }
     }
     for i in 0..n {
@@ -247,7 +356,10 @@ fn same_as_operand(v: &mut OpV) -> Option<()> {
     let (a, r) = (v.operand_ty(0)?, v.result_ty(0)?);
     if a != r {
         let (x, y) = (v.ts(a), v.ts(r));
-        v.err("C5", format!("requires operand and result to have the same type, but got {x} and {y}"));
+        v.err(
+            "C5",
+            format!("requires operand and result to have the same type, but got {x} and {y}"),
+        );
     }
     Some(())
 }
@@ -267,7 +379,10 @@ fn token_in(v: &mut OpV) -> Option<()> {
     }
     if let Some(i) = (0..n - 1).find(|&i| v.result_ty(i).and_then(|t| v.tensor(t)).is_none()) {
         let s = v.vs(v.op.results[i]);
-        v.err("C2", format!("expects every result but the last to be a tensor, but result #{i} is {s}"));
+        v.err(
+            "C2",
+            format!("expects every result but the last to be a tensor, but result #{i} is {s}"),
+        );
     }
     if v.op.kind == OpKind::Infeed {
         infeed_layout(v, n - 1);
@@ -301,7 +416,14 @@ fn channel_type(v: &mut OpV, host_type: i64) {
     let ty = *ty;
     let host = v.flag("is_host_transfer");
     let (want, name) = if host {
-        (host_type, if host_type == 2 { "DEVICE_TO_HOST" } else { "HOST_TO_DEVICE" })
+        (
+            host_type,
+            if host_type == 2 {
+                "DEVICE_TO_HOST"
+            } else {
+                "HOST_TO_DEVICE"
+            },
+        )
     } else {
         (1, "DEVICE_TO_DEVICE")
     };
@@ -320,7 +442,13 @@ fn infeed_layout(v: &mut OpV, n_data: usize) {
         return;
     };
     if items.len() != n_data {
-        v.err("", format!("expects {n_data} layouts (one per data result), but got {}", items.len()));
+        v.err(
+            "",
+            format!(
+                "expects {n_data} layouts (one per data result), but got {}",
+                items.len()
+            ),
+        );
         return;
     }
     fn leaf_ok(a: &Attr) -> bool {

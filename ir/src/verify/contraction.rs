@@ -30,19 +30,33 @@ fn precision_config(v: &mut OpV, c: &str) {
     match v.attr("precision_config") {
         None => {}
         Some(Attr::Array(items)) => {
-            let ok = items.iter().all(|a| matches!(a, Attr::Enum(e) if e.kind == crate::EnumKind::Precision));
+            let ok = items
+                .iter()
+                .all(|a| matches!(a, Attr::Enum(e) if e.kind == crate::EnumKind::Precision));
             if !ok || items.len() > 2 {
-                v.err(c, format!("expects precision_config to hold at most 2 precision values, but got {}", items.len()));
+                v.err(
+                    c,
+                    format!(
+                        "expects precision_config to hold at most 2 precision values, but got {}",
+                        items.len()
+                    ),
+                );
             }
         }
         Some(Attr::Opaque(_)) => {}
-        Some(_) => v.err(c, "expects precision_config to be an array of precision values"),
+        Some(_) => v.err(
+            c,
+            "expects precision_config to be an array of precision values",
+        ),
     }
 }
 
 fn same_elem(v: &mut OpV, a: ElemType, b: ElemType, c: &str) {
     if a != b {
-        v.err(c, format!("requires lhs and rhs to have the same element type, but got {a} and {b}"));
+        v.err(
+            c,
+            format!("requires lhs and rhs to have the same element type, but got {a} and {b}"),
+        );
     }
 }
 
@@ -51,7 +65,10 @@ fn dot_general(v: &mut OpV) -> Option<()> {
     let dd = match v.attr("dot_dimension_numbers") {
         Some(Attr::DotDims(d)) => d,
         _ => {
-            v.err("", "requires attribute 'dot_dimension_numbers' (#stablehlo.dot<...>)");
+            v.err(
+                "",
+                "requires attribute 'dot_dimension_numbers' (#stablehlo.dot<...>)",
+            );
             return None;
         }
     };
@@ -59,7 +76,13 @@ fn dot_general(v: &mut OpV) -> Option<()> {
     dot_algorithm(v);
     same_elem(v, a.elem, b.elem, "C13");
     match shape::dot_general(&a.shape, &b.shape, dd) {
-        Ok(s) => v.expect_result(0, r.elem, &s, "C12", "batch dimensions, then lhs and rhs free dimensions"),
+        Ok(s) => v.expect_result(
+            0,
+            r.elem,
+            &s,
+            "C12",
+            "batch dimensions, then lhs and rhs free dimensions",
+        ),
         Err(e) => {
             v.shape_err(e);
             None
@@ -73,16 +96,31 @@ fn dot_algorithm(v: &mut OpV) {
         return;
     };
     let non_default = match v.attr("precision_config") {
-        Some(Attr::Array(items)) => items.iter().any(|a| !matches!(a, Attr::Enum(e) if e.value == "DEFAULT")),
+        Some(Attr::Array(items)) => items
+            .iter()
+            .any(|a| !matches!(a, Attr::Enum(e) if e.value == "DEFAULT")),
         _ => false,
     };
     if non_default {
-        v.err("C21", "must specify DEFAULT precision config when algorithm is set");
+        v.err(
+            "C21",
+            "must specify DEFAULT precision config when algorithm is set",
+        );
     }
-    for (key, c) in [("lhs_component_count", "C22"), ("rhs_component_count", "C23"), ("num_primitive_operations", "C24")] {
+    for (key, c) in [
+        ("lhs_component_count", "C22"),
+        ("rhs_component_count", "C23"),
+        ("num_primitive_operations", "C24"),
+    ] {
         let n = opaque_field(text, key).and_then(|x| x.parse::<i64>().ok());
         if n.is_some_and(|n| n <= 0) {
-            v.err(c, format!("expects a positive {key} in the dot algorithm, but got {}", n.unwrap_or(0)));
+            v.err(
+                c,
+                format!(
+                    "expects a positive {key} in the dot algorithm, but got {}",
+                    n.unwrap_or(0)
+                ),
+            );
         }
     }
 }
@@ -93,7 +131,14 @@ fn dot(v: &mut OpV) -> Option<()> {
     same_elem(v, a.elem, b.elem, "");
     let ok_rank = |n: usize| n == 1 || n == 2;
     if !ok_rank(a.rank()) || !ok_rank(b.rank()) {
-        v.err("", format!("expects operands of rank 1 or 2, but got {} and {}", tensor_str(a), tensor_str(b)));
+        v.err(
+            "",
+            format!(
+                "expects operands of rank 1 or 2, but got {} and {}",
+                tensor_str(a),
+                tensor_str(b)
+            ),
+        );
         return None;
     }
     let (k1, k2) = (a.shape[a.rank() - 1], b.shape[0]);
@@ -103,13 +148,21 @@ fn dot(v: &mut OpV) -> Option<()> {
     }
     let mut s = a.shape[..a.rank() - 1].to_vec();
     s.extend_from_slice(&b.shape[1..]);
-    v.expect_result(0, r.elem, &s, "", "lhs without its last dimension, then rhs without its first")
+    v.expect_result(
+        0,
+        r.elem,
+        &s,
+        "",
+        "lhs without its last dimension, then rhs without its first",
+    )
 }
 
 /// Reads the window attributes of a convolution, filling spec defaults for absent ones.
 fn conv_window(v: &mut OpV, s: usize) -> Option<ConvWindow> {
     let ones = vec![1i64; s];
-    let strides = v.opt_i64s("window_strides")?.unwrap_or_else(|| ones.clone());
+    let strides = v
+        .opt_i64s("window_strides")?
+        .unwrap_or_else(|| ones.clone());
     let lhs_dilation = v.opt_i64s("lhs_dilation")?.unwrap_or_else(|| ones.clone());
     let rhs_dilation = v.opt_i64s("rhs_dilation")?.unwrap_or(ones);
     let padding = match v.opt_matrix("padding")? {
@@ -117,7 +170,10 @@ fn conv_window(v: &mut OpV, s: usize) -> Option<ConvWindow> {
         Some((0, 0, _)) if s == 0 => Vec::new(),
         Some((rows, 2, vals)) => (0..rows).map(|i| (vals[2 * i], vals[2 * i + 1])).collect(),
         Some((rows, cols, _)) => {
-            v.err("C4", format!("expects padding of shape [{s}, 2], but got [{rows}, {cols}]"));
+            v.err(
+                "C4",
+                format!("expects padding of shape [{s}, 2], but got [{rows}, {cols}]"),
+            );
             return None;
         }
     };
@@ -136,7 +192,10 @@ fn convolution(v: &mut OpV) -> Option<()> {
     let cd = match v.attr("dimension_numbers") {
         Some(Attr::ConvDims(d)) => d,
         _ => {
-            v.err("", "requires attribute 'dimension_numbers' (#stablehlo.conv<...>)");
+            v.err(
+                "",
+                "requires attribute 'dimension_numbers' (#stablehlo.conv<...>)",
+            );
             return None;
         }
     };
@@ -149,17 +208,36 @@ fn convolution(v: &mut OpV) -> Option<()> {
             _ => None,
         };
         if n.is_some_and(|n| n != s) {
-            v.err("C9", format!("expects window_reversal to have size {s}, but it has size {}", n.unwrap_or(0)));
+            v.err(
+                "C9",
+                format!(
+                    "expects window_reversal to have size {s}, but it has size {}",
+                    n.unwrap_or(0)
+                ),
+            );
         }
     }
     precision_config(v, "C24");
     same_elem(v, a.elem, b.elem, "C27");
     if r.rank() != a.rank() {
-        v.err("C26", format!("expects a result of rank {}, but got {}", a.rank(), tensor_str(r)));
+        v.err(
+            "C26",
+            format!(
+                "expects a result of rank {}, but got {}",
+                a.rank(),
+                tensor_str(r)
+            ),
+        );
         return None;
     }
     match shape::convolution(&a.shape, &b.shape, cd, &w) {
-        Ok(sh) => v.expect_result(0, r.elem, &sh, "C25", "batch / batch_group_count, kernel output features and the number of windows"),
+        Ok(sh) => v.expect_result(
+            0,
+            r.elem,
+            &sh,
+            "C25",
+            "batch / batch_group_count, kernel output features and the number of windows",
+        ),
         Err(e) => {
             v.shape_err(e);
             None
@@ -170,16 +248,41 @@ fn convolution(v: &mut OpV) -> Option<()> {
 fn cholesky(v: &mut OpV) -> Option<()> {
     let (a, r) = (v.operand(0)?, v.result(0)?);
     if !(a.elem.is_float() || a.elem.is_complex()) {
-        v.err("", format!("expects a floating-point or complex operand, but got {}", tensor_str(a)));
+        v.err(
+            "",
+            format!(
+                "expects a floating-point or complex operand, but got {}",
+                tensor_str(a)
+            ),
+        );
     }
     if a != r {
-        v.err("C1", format!("requires operand and result to have the same type, but got {} and {}", tensor_str(a), tensor_str(r)));
+        v.err(
+            "C1",
+            format!(
+                "requires operand and result to have the same type, but got {} and {}",
+                tensor_str(a),
+                tensor_str(r)
+            ),
+        );
     }
     let n = a.rank();
     if n < 2 {
-        v.err("C2", format!("expects an operand of rank at least 2, but got {}", tensor_str(a)));
+        v.err(
+            "C2",
+            format!(
+                "expects an operand of rank at least 2, but got {}",
+                tensor_str(a)
+            ),
+        );
     } else if a.shape[n - 1] != a.shape[n - 2] {
-        v.err("C3", format!("expects square matrices in the last two dimensions, but got {}", tensor_str(a)));
+        v.err(
+            "C3",
+            format!(
+                "expects square matrices in the last two dimensions, but got {}",
+                tensor_str(a)
+            ),
+        );
     }
     Some(())
 }
@@ -187,23 +290,49 @@ fn cholesky(v: &mut OpV) -> Option<()> {
 fn triangular_solve(v: &mut OpV) -> Option<()> {
     let (a, b, r) = (v.operand(0)?, v.operand(1)?, v.result(0)?);
     if a.elem != b.elem {
-        v.err("C1", format!("requires a and b to have the same element type, but got {} and {}", a.elem, b.elem));
+        v.err(
+            "C1",
+            format!(
+                "requires a and b to have the same element type, but got {} and {}",
+                a.elem, b.elem
+            ),
+        );
     }
     if b != r {
-        v.err("C4", format!("requires b and result to have the same type, but got {} and {}", tensor_str(b), tensor_str(r)));
+        v.err(
+            "C4",
+            format!(
+                "requires b and result to have the same type, but got {} and {}",
+                tensor_str(b),
+                tensor_str(r)
+            ),
+        );
     }
     let n = a.rank();
     if n < 2 || b.rank() != n {
-        v.err("C2", format!("expects a and b of the same rank, at least 2, but got {} and {}", tensor_str(a), tensor_str(b)));
+        v.err(
+            "C2",
+            format!(
+                "expects a and b of the same rank, at least 2, but got {} and {}",
+                tensor_str(a),
+                tensor_str(b)
+            ),
+        );
         return None;
     }
     let left = v.flag("left_side");
     let bd = if left { b.shape[n - 2] } else { b.shape[n - 1] };
-    if a.shape[..n - 2] != b.shape[..n - 2] || a.shape[n - 2] != a.shape[n - 1] || a.shape[n - 1] != bd {
+    if a.shape[..n - 2] != b.shape[..n - 2]
+        || a.shape[n - 2] != a.shape[n - 1]
+        || a.shape[n - 1] != bd
+    {
         v.err("C3", format!("expects square a matching b's {} dimension with equal batch dimensions, but got {} and {}", if left { "second-to-last" } else { "last" }, tensor_str(a), tensor_str(b)));
     }
     if v.op.attrs.enum_value("transpose_a") == Some("TRANSPOSE_INVALID") {
-        v.err("", "expects transpose_a to be NO_TRANSPOSE, TRANSPOSE or ADJOINT");
+        v.err(
+            "",
+            "expects transpose_a to be NO_TRANSPOSE, TRANSPOSE or ADJOINT",
+        );
     }
     Some(())
 }
@@ -217,11 +346,17 @@ fn fft(v: &mut OpV) -> Option<()> {
     let len = v.req_i64s("fft_length")?;
     let (n, k) = (a.rank(), len.len());
     if !(1..=3).contains(&k) {
-        v.err("C3", format!("expects 1 to 3 fft_length values, but got {k}"));
+        v.err(
+            "C3",
+            format!("expects 1 to 3 fft_length values, but got {k}"),
+        );
         return None;
     }
     if k > n {
-        v.err("C1", format!("expects at most {n} fft_length values (the operand rank), but got {k}"));
+        v.err(
+            "C1",
+            format!("expects at most {n} fft_length values (the operand rank), but got {k}"),
+        );
         return None;
     }
     let (ok_elem, want) = match ty.as_str() {
@@ -230,7 +365,13 @@ fn fft(v: &mut OpV) -> Option<()> {
         _ => (a.elem.is_complex(), Some(a.elem)),
     };
     let Some(want) = want.filter(|_| ok_elem) else {
-        v.err("C2", format!("operand element type {} is not valid for fft_type {ty}", a.elem));
+        v.err(
+            "C2",
+            format!(
+                "operand element type {} is not valid for fft_type {ty}",
+                a.elem
+            ),
+        );
         return None;
     };
     let mut shape = a.shape.to_vec();
@@ -244,7 +385,11 @@ fn fft(v: &mut OpV) -> Option<()> {
             v.err("C4", format!("expects the last dimensions of the real operand to equal fft_length {len:?}, but got {real:?}"));
             return None;
         }
-        shape[n - 1] = if len[k - 1] == 0 { 0 } else { len[k - 1] / 2 + 1 };
+        shape[n - 1] = if len[k - 1] == 0 {
+            0
+        } else {
+            len[k - 1] / 2 + 1
+        };
     }
     if ty == "IRFFT" {
         let last = len[k - 1];
@@ -255,7 +400,13 @@ fn fft(v: &mut OpV) -> Option<()> {
         }
         shape[n - k..].copy_from_slice(&len);
     }
-    v.expect_result(0, want, &shape, "C5", "fft_type and fft_length applied to the operand")
+    v.expect_result(
+        0,
+        want,
+        &shape,
+        "C5",
+        "fft_type and fft_length applied to the operand",
+    )
 }
 
 fn complex_of(e: ElemType) -> Option<ElemType> {

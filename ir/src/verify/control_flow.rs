@@ -29,15 +29,25 @@ fn types_of(v: &OpV, vals: &[crate::ValueId]) -> Vec<TypeId> {
 }
 
 /// Checks a region's argument types (`args`, when given) and terminator operand types.
-fn region_sig(v: &mut OpV, r: RegionId, what: &str, args: Option<&[TypeId]>, rets: &[TypeId], c: &str) -> bool {
+fn region_sig(
+    v: &mut OpV,
+    r: RegionId,
+    what: &str,
+    args: Option<&[TypeId]>,
+    rets: &[TypeId],
+    c: &str,
+) -> bool {
     let (ga, gr) = (v.region_arg_types(r), v.region_ret_types(r));
-    let args_ok = args.map_or(true, |a| a == ga);
+    let args_ok = args.is_none_or(|a| a == ga);
     if args_ok && gr == rets {
         return true;
     }
     let want_args = args.map_or("(...)".to_string(), |a| v.tys(a));
     let (wr, fa, fr) = (v.tys(rets), v.tys(&ga), v.tys(&gr));
-    v.err(c, format!("expects {what} to have type {want_args} -> {wr}, but it has type {fa} -> {fr}"));
+    v.err(
+        c,
+        format!("expects {what} to have type {want_args} -> {wr}, but it has type {fa} -> {fr}"),
+    );
     false
 }
 
@@ -51,13 +61,19 @@ fn while_(v: &mut OpV) -> Option<()> {
     let (ca, cr) = (v.region_arg_types(cond), v.region_ret_types(cond));
     if ca != ts || cr.len() != 1 || !is_scalar(v, cr[0], ElemType::I1) {
         let (w, fa, fr) = (v.tys(&ts), v.tys(&ca), v.tys(&cr));
-        v.err("C1", format!("expects cond to have type {w} -> tensor<i1>, but it has type {fa} -> {fr}"));
+        v.err(
+            "C1",
+            format!("expects cond to have type {w} -> tensor<i1>, but it has type {fa} -> {fr}"),
+        );
     }
     region_sig(v, body, "body", Some(&ts), &ts, "C2");
     let rs = types_of(v, &v.op.results);
     if rs != ts {
         let (a, b) = (v.tys(&ts), v.tys(&rs));
-        v.err("C3", format!("requires results to have the operand types {a}, but got {b}"));
+        v.err(
+            "C3",
+            format!("requires results to have the operand types {a}, but got {b}"),
+        );
     }
     Some(())
 }
@@ -69,7 +85,10 @@ fn branches(v: &mut OpV, c_args: &str, c_same: &str, c_res: &str) -> Option<()> 
         let args = v.region_arg_types(r);
         if !args.is_empty() {
             let a = v.tys(&args);
-            v.err(c_args, format!("expects branch #{i} to take no arguments, but it takes {a}"));
+            v.err(
+                c_args,
+                format!("expects branch #{i} to take no arguments, but it takes {a}"),
+            );
             return None;
         }
     }
@@ -84,7 +103,10 @@ fn branches(v: &mut OpV, c_args: &str, c_same: &str, c_res: &str) -> Option<()> 
     }
     if rs != first {
         let (a, b) = (v.tys(&first), v.tys(&rs));
-        v.err(c_res, format!("requires results to have the branch output types {a}, but got {b}"));
+        v.err(
+            c_res,
+            format!("requires results to have the branch output types {a}, but got {b}"),
+        );
     }
     Some(())
 }
@@ -113,7 +135,13 @@ fn func_return(v: &mut OpV) -> Option<()> {
     let got = types_of(v, &v.op.operands);
     if got != func.result_types {
         let (a, b) = (v.tys(&func.result_types), v.tys(&got));
-        v.err("", format!("requires operand types to match the result types of '@{}' {a}, but got {b}", func.name));
+        v.err(
+            "",
+            format!(
+                "requires operand types to match the result types of '@{}' {a}, but got {b}",
+                func.name
+            ),
+        );
     }
     Some(())
 }
@@ -145,7 +173,10 @@ fn barrier(v: &mut OpV) -> Option<()> {
     let (a, r) = (types_of(v, &v.op.operands), types_of(v, &v.op.results));
     if a != r {
         let (x, y) = (v.tys(&a), v.tys(&r));
-        v.err("C1", format!("requires results to have the operand types {x}, but got {y}"));
+        v.err(
+            "C1",
+            format!("requires results to have the operand types {x}, but got {y}"),
+        );
     }
     Some(())
 }

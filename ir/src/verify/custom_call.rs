@@ -74,26 +74,49 @@ fn layouts(v: &mut OpV) {
         (None, None) => return,
         (Some(o), Some(r)) => (o, r),
         _ => {
-            v.err("", "expects layout attributes for both operands and results or for neither");
+            v.err(
+                "",
+                "expects layout attributes for both operands and results or for neither",
+            );
             return;
         }
     };
     let (Some(ol), Some(rl)) = (layout_list(ol), layout_list(rl)) else {
-        v.err("", "expects operand_layouts and result_layouts to be arrays of 1-D index tensors");
+        v.err(
+            "",
+            "expects operand_layouts and result_layouts to be arrays of 1-D index tensors",
+        );
         return;
     };
     let ots: Vec<TypeId> = v.op.operands.iter().map(|&o| v.m.value_type(o)).collect();
     if ots.iter().any(|&t| matches!(v.m.ty(t), Type::Tuple(_))) {
-        v.err("", "does not support tuple operands with layout constraints");
+        v.err(
+            "",
+            "does not support tuple operands with layout constraints",
+        );
         return;
     }
     let rts = result_types(v);
     if ol.len() != ots.len() {
-        v.err("", format!("expects one operand layout per operand, but got {} layouts for {} operands", ol.len(), ots.len()));
+        v.err(
+            "",
+            format!(
+                "expects one operand layout per operand, but got {} layouts for {} operands",
+                ol.len(),
+                ots.len()
+            ),
+        );
         return;
     }
     if rl.len() != rts.len() {
-        v.err("", format!("expects one result layout per result, but got {} layouts for {} results", rl.len(), rts.len()));
+        v.err(
+            "",
+            format!(
+                "expects one result layout per result, but got {} layouts for {} results",
+                rl.len(),
+                rts.len()
+            ),
+        );
         return;
     }
     for (what, ts, ls) in [("operand", &ots, &ol), ("result", &rts, &rl)] {
@@ -114,7 +137,8 @@ fn layout_fits(v: &OpV, t: TypeId, l: &[i64]) -> bool {
             let mut seen = vec![false; r];
             l.len() == r
                 && l.iter().all(|&d| {
-                    usize::try_from(d).is_ok_and(|d| d < r && !std::mem::replace(&mut seen[d], true))
+                    usize::try_from(d)
+                        .is_ok_and(|d| d < r && !std::mem::replace(&mut seen[d], true))
                 })
         }
         _ => l.is_empty(),
@@ -142,10 +166,18 @@ fn aliases(v: &mut OpV) {
         _ => None,
     };
     for it in items {
-        let Attr::OutputOperandAlias { output_tuple_indices, operand_index, operand_tuple_indices } = it else {
+        let Attr::OutputOperandAlias {
+            output_tuple_indices,
+            operand_index,
+            operand_tuple_indices,
+        } = it
+        else {
             continue;
         };
-        let Some(&opnd) = usize::try_from(*operand_index).ok().and_then(|i| v.op.operands.get(i)) else {
+        let Some(&opnd) = usize::try_from(*operand_index)
+            .ok()
+            .and_then(|i| v.op.operands.get(i))
+        else {
             v.err("", format!("expects operand_index in the output_operand_alias attribute to be in [0, {n_ops}), but got {operand_index}"));
             return;
         };
@@ -160,11 +192,17 @@ fn aliases(v: &mut OpV) {
             }
         };
         let Some(out) = out else {
-            v.err("", "has output_tuple_indices in the output_operand_alias attribute out of bounds");
+            v.err(
+                "",
+                "has output_tuple_indices in the output_operand_alias attribute out of bounds",
+            );
             return;
         };
         let Some(inp) = sub_type(v, v.m.value_type(opnd), operand_tuple_indices) else {
-            v.err("", "has operand_tuple_indices in the output_operand_alias attribute out of bounds");
+            v.err(
+                "",
+                "has operand_tuple_indices in the output_operand_alias attribute out of bounds",
+            );
             return;
         };
         if inp != out {

@@ -8,11 +8,11 @@
 //! wrong kind and out-of-range indices all come back as `None` (after reporting, for the
 //! `req_*` helpers), so rule code can bail out with `?` without cascading errors.
 
+use super::Globals;
 use crate::attr::Attr;
 use crate::module::{Module, Op, OpId, RegionId, ValueId};
 use crate::types::{ElemType, TensorType, TypeId};
 use crate::Diagnostic;
-use super::Globals;
 
 /// One op under verification.
 pub(crate) struct OpV<'a, 'm> {
@@ -85,7 +85,10 @@ impl<'a, 'm> OpV<'a, 'm> {
             Some(t) => Some(t),
             None => {
                 let s = self.vs(v);
-                self.err("", format!("expects {what} #{i} to be a tensor, but it has type {s}"));
+                self.err(
+                    "",
+                    format!("expects {what} #{i} to be a tensor, but it has type {s}"),
+                );
                 None
             }
         }
@@ -226,13 +229,27 @@ impl<'a, 'm> OpV<'a, 'm> {
         format!("({})", parts.join(", "))
     }
     /// Compares result `i` with the expected tensor type, reporting against constraint `c`.
-    pub fn expect_result(&mut self, i: usize, elem: ElemType, shape: &[i64], c: &str, why: &str) -> Option<()> {
+    pub fn expect_result(
+        &mut self,
+        i: usize,
+        elem: ElemType,
+        shape: &[i64],
+        c: &str,
+        why: &str,
+    ) -> Option<()> {
         let r = self.result(i)?;
         if r.elem != elem || r.shape[..] != shape[..] {
             let want = tensor_str(&TensorType::new(elem, shape));
             let got = tensor_str(r);
-            let which = if self.op.results.len() > 1 { format!("result #{i}") } else { "result".into() };
-            self.err(c, format!("expects {which} type {want} ({why}), but got {got}"));
+            let which = if self.op.results.len() > 1 {
+                format!("result #{i}")
+            } else {
+                "result".into()
+            };
+            self.err(
+                c,
+                format!("expects {which} type {want} ({why}), but got {got}"),
+            );
             return None;
         }
         Some(())
@@ -260,7 +277,8 @@ pub(crate) fn tensor_str(t: &TensorType) -> String {
 pub(crate) fn opaque_field<'t>(text: &'t str, key: &str) -> Option<&'t str> {
     let mut rest = text;
     while let Some(i) = rest.find(key) {
-        let before_ok = i == 0 || !rest.as_bytes()[i - 1].is_ascii_alphanumeric() && rest.as_bytes()[i - 1] != b'_';
+        let before_ok = i == 0
+            || !rest.as_bytes()[i - 1].is_ascii_alphanumeric() && rest.as_bytes()[i - 1] != b'_';
         let after = rest[i + key.len()..].trim_start();
         if before_ok {
             if let Some(v) = after.strip_prefix('=') {

@@ -44,7 +44,14 @@ fn shape_matches(v: &mut OpV, i: usize) -> Option<()> {
     };
     let r = v.result(0)?;
     if s[..] != r.shape[..] {
-        v.err("", format!("output shape {} is incompatible with the result type {}", shape_str(&s), tensor_str(r)));
+        v.err(
+            "",
+            format!(
+                "output shape {} is incompatible with the result type {}",
+                shape_str(&s),
+                tensor_str(r)
+            ),
+        );
         return None;
     }
     Some(())
@@ -75,7 +82,13 @@ fn iota(v: &mut OpV) -> Option<()> {
     let r = v.result(0)?;
     let d = v.req_int("iota_dimension")?;
     if d < 0 || d as u64 >= r.rank() as u64 {
-        v.err("C1", format!("expects iota_dimension in [0, {}) (the output rank), but got {d}", r.rank()));
+        v.err(
+            "C1",
+            format!(
+                "expects iota_dimension in [0, {}) (the output rank), but got {d}",
+                r.rank()
+            ),
+        );
     }
     shape_matches(v, 0)
 }
@@ -91,11 +104,18 @@ fn reshape(v: &mut OpV) -> Option<()> {
 
 fn pad(v: &mut OpV) -> Option<()> {
     let a = v.operand(0)?;
-    let (Some(lo), Some(hi), Some(it)) = (const_ints(v, 2), const_ints(v, 3), const_ints(v, 4)) else {
+    let (Some(lo), Some(hi), Some(it)) = (const_ints(v, 2), const_ints(v, 3), const_ints(v, 4))
+    else {
         return Some(());
     };
     match shape::pad(&a.shape, &lo, &hi, &it) {
-        Ok(s) => v.expect_result(0, a.elem, &s, "C4", "operand + low + high + interior padding"),
+        Ok(s) => v.expect_result(
+            0,
+            a.elem,
+            &s,
+            "C4",
+            "operand + low + high + interior padding",
+        ),
         Err(e) => {
             v.shape_err(e);
             None
@@ -108,14 +128,19 @@ fn gather(v: &mut OpV) -> Option<()> {
     let g = match v.attr("dimension_numbers") {
         Some(Attr::GatherDims(g)) => g,
         _ => {
-            v.err("", "requires attribute 'dimension_numbers' (#stablehlo.gather<...>)");
+            v.err(
+                "",
+                "requires attribute 'dimension_numbers' (#stablehlo.gather<...>)",
+            );
             return None;
         }
     };
     let known = const_ints(v, 2);
     let sizes = known.clone().unwrap_or_else(|| vec![1; a.rank()]);
     match shape::gather(&a.shape, &idx.shape, g, &sizes) {
-        Ok(s) if known.is_some() => v.expect_result(0, a.elem, &s, "C22", "from the constant slice sizes"),
+        Ok(s) if known.is_some() => {
+            v.expect_result(0, a.elem, &s, "C22", "from the constant slice sizes")
+        }
         Ok(_) => Some(()),
         Err(e) => {
             v.shape_err(e);

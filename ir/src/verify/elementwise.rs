@@ -35,8 +35,8 @@ fn unary_class(k: OpKind) -> Option<Classes> {
     use OpKind::*;
     Some(match k {
         Abs | Negate | Sign => Classes::NUM,
-        Cbrt | Cosine | Exponential | ExponentialMinusOne | Log | LogPlusOne | Logistic
-        | Rsqrt | Sine | Sqrt | Tan | Tanh => Classes::FC,
+        Cbrt | Cosine | Exponential | ExponentialMinusOne | Log | LogPlusOne | Logistic | Rsqrt
+        | Sine | Sqrt | Tan | Tanh => Classes::FC,
         Ceil | Floor | RoundNearestAfz | RoundNearestEven | ReducePrecision => Classes::F,
         CountLeadingZeros | Popcnt => Classes::I,
         Not => Classes::BI,
@@ -60,9 +60,26 @@ fn chlo_unary(k: OpKind) -> bool {
     use OpKind::*;
     matches!(
         k,
-        ChloErf | ChloErfc | ChloErfInv | ChloSquare | ChloTan | ChloLgamma | ChloDigamma
-            | ChloAcos | ChloAcosh | ChloAsin | ChloAsinh | ChloAtan | ChloAtanh | ChloCosh
-            | ChloSinh | ChloBesselI1e | ChloIsInf | ChloIsNegInf | ChloIsPosInf | ChloConj
+        ChloErf
+            | ChloErfc
+            | ChloErfInv
+            | ChloSquare
+            | ChloTan
+            | ChloLgamma
+            | ChloDigamma
+            | ChloAcos
+            | ChloAcosh
+            | ChloAsin
+            | ChloAsinh
+            | ChloAtan
+            | ChloAtanh
+            | ChloCosh
+            | ChloSinh
+            | ChloBesselI1e
+            | ChloIsInf
+            | ChloIsNegInf
+            | ChloIsPosInf
+            | ChloConj
     )
 }
 
@@ -70,13 +87,28 @@ fn chlo_binary(k: OpKind) -> bool {
     use OpKind::*;
     matches!(
         k,
-        ChloPolygamma | ChloZeta | ChloNextAfter | ChloBroadcastAdd | ChloBroadcastAnd
-            | ChloBroadcastAtan2 | ChloBroadcastCompare | ChloBroadcastComplex
-            | ChloBroadcastDivide | ChloBroadcastMaximum | ChloBroadcastMinimum
-            | ChloBroadcastMultiply | ChloBroadcastNextAfter | ChloBroadcastOr
-            | ChloBroadcastPolygamma | ChloBroadcastPower | ChloBroadcastRemainder
-            | ChloBroadcastShiftLeft | ChloBroadcastShiftRightArithmetic
-            | ChloBroadcastShiftRightLogical | ChloBroadcastSubtract | ChloBroadcastXor
+        ChloPolygamma
+            | ChloZeta
+            | ChloNextAfter
+            | ChloBroadcastAdd
+            | ChloBroadcastAnd
+            | ChloBroadcastAtan2
+            | ChloBroadcastCompare
+            | ChloBroadcastComplex
+            | ChloBroadcastDivide
+            | ChloBroadcastMaximum
+            | ChloBroadcastMinimum
+            | ChloBroadcastMultiply
+            | ChloBroadcastNextAfter
+            | ChloBroadcastOr
+            | ChloBroadcastPolygamma
+            | ChloBroadcastPower
+            | ChloBroadcastRemainder
+            | ChloBroadcastShiftLeft
+            | ChloBroadcastShiftRightArithmetic
+            | ChloBroadcastShiftRightLogical
+            | ChloBroadcastSubtract
+            | ChloBroadcastXor
             | ChloBroadcastZeta
     )
 }
@@ -110,7 +142,13 @@ fn check_inner(v: &mut OpV) -> Option<()> {
 
 /// `result_accuracy` in mode HIGHEST or DEFAULT must have zero tolerances.
 fn result_accuracy(v: &mut OpV) {
-    let Some(crate::Attr::ResultAccuracy { atol, rtol, ulps, mode }) = v.attr("result_accuracy") else {
+    let Some(crate::Attr::ResultAccuracy {
+        atol,
+        rtol,
+        ulps,
+        mode,
+    }) = v.attr("result_accuracy")
+    else {
         return;
     };
     if (mode == "HIGHEST" || mode == "DEFAULT") && (*atol != 0.0 || *rtol != 0.0 || *ulps != 0) {
@@ -126,13 +164,26 @@ fn same_type(v: &mut OpV, c: Classes) -> Option<()> {
     let t0 = v.operand(0)?;
     if !c.accepts(t0.elem) {
         let d = c.describe();
-        v.err("", format!("expects operands of {d} element type, but got {}", tensor_str(t0)));
+        v.err(
+            "",
+            format!(
+                "expects operands of {d} element type, but got {}",
+                tensor_str(t0)
+            ),
+        );
         return None;
     }
     if v.op.kind == OpKind::Abs && t0.elem.is_complex() {
         let r = v.result(0)?;
         if r.shape != t0.shape || Some(r.elem) != t0.elem.complex_part() {
-            v.err("C2", format!("expects result type {} for a complex operand, but got {}", tensor_str(&TensorType::new(t0.elem.complex_part()?, &t0.shape)), tensor_str(r)));
+            v.err(
+                "C2",
+                format!(
+                    "expects result type {} for a complex operand, but got {}",
+                    tensor_str(&TensorType::new(t0.elem.complex_part()?, &t0.shape)),
+                    tensor_str(r)
+                ),
+            );
         }
         return Some(());
     }
@@ -160,7 +211,14 @@ fn same_type(v: &mut OpV, c: Classes) -> Option<()> {
 
 fn same_shape(v: &mut OpV, a: &TensorType, b: &TensorType, c: &str, what: &str) -> bool {
     if a.shape != b.shape {
-        v.err(c, format!("requires {what} to have the same shape, but got {} and {}", tensor_str(a), tensor_str(b)));
+        v.err(
+            c,
+            format!(
+                "requires {what} to have the same shape, but got {} and {}",
+                tensor_str(a),
+                tensor_str(b)
+            ),
+        );
         return false;
     }
     true
@@ -169,13 +227,22 @@ fn same_shape(v: &mut OpV, a: &TensorType, b: &TensorType, c: &str, what: &str) 
 fn real_imag(v: &mut OpV) -> Option<()> {
     let (a, r) = (v.operand(0)?, v.result(0)?);
     if !Classes::FC.accepts(a.elem) {
-        v.err("", format!("expects a floating-point or complex operand, but got {}", tensor_str(a)));
+        v.err(
+            "",
+            format!(
+                "expects a floating-point or complex operand, but got {}",
+                tensor_str(a)
+            ),
+        );
         return None;
     }
     same_shape(v, a, r, "C1", "operand and result");
     let want = a.elem.complex_part().unwrap_or(a.elem);
     if r.elem != want {
-        v.err("C2", format!("expects result element type {want}, but got {}", r.elem));
+        v.err(
+            "C2",
+            format!("expects result element type {want}, but got {}", r.elem),
+        );
     }
     Some(())
 }
@@ -183,11 +250,20 @@ fn real_imag(v: &mut OpV) -> Option<()> {
 fn to_bool(v: &mut OpV) -> Option<()> {
     let (a, r) = (v.operand(0)?, v.result(0)?);
     if !a.elem.is_float() {
-        v.err("", format!("expects a floating-point operand, but got {}", tensor_str(a)));
+        v.err(
+            "",
+            format!(
+                "expects a floating-point operand, but got {}",
+                tensor_str(a)
+            ),
+        );
     }
     same_shape(v, a, r, "C1", "operand and result");
     if r.elem != ElemType::I1 {
-        v.err("", format!("expects an i1 result, but got {}", tensor_str(r)));
+        v.err(
+            "",
+            format!("expects an i1 result, but got {}", tensor_str(r)),
+        );
     }
     Some(())
 }
@@ -201,7 +277,13 @@ fn convert(v: &mut OpV) -> Option<()> {
 fn bitcast_convert(v: &mut OpV) -> Option<()> {
     let (a, r) = (v.operand(0)?, v.result(0)?);
     if a.elem.is_complex() != r.elem.is_complex() {
-        v.err("C2", format!("cannot bitcast between complex and non-complex types ({} and {})", a.elem, r.elem));
+        v.err(
+            "C2",
+            format!(
+                "cannot bitcast between complex and non-complex types ({} and {})",
+                a.elem, r.elem
+            ),
+        );
         return None;
     }
     let (eb, rb) = (a.elem.bits() as i64, r.elem.bits() as i64);
@@ -219,7 +301,14 @@ fn bitcast_convert(v: &mut OpV) -> Option<()> {
         }
     };
     if !ok {
-        v.err("C1", format!("cannot bitcast {} to {}: the shapes do not match the element bit widths", tensor_str(a), tensor_str(r)));
+        v.err(
+            "C1",
+            format!(
+                "cannot bitcast {} to {}: the shapes do not match the element bit widths",
+                tensor_str(a),
+                tensor_str(r)
+            ),
+        );
     }
     Some(())
 }
@@ -227,23 +316,48 @@ fn bitcast_convert(v: &mut OpV) -> Option<()> {
 fn compare(v: &mut OpV) -> Option<()> {
     let (a, b, r) = (v.operand(0)?, v.operand(1)?, v.result(0)?);
     if a.elem != b.elem {
-        v.err("C1", format!("requires lhs and rhs to have the same element type, but got {} and {}", a.elem, b.elem));
+        v.err(
+            "C1",
+            format!(
+                "requires lhs and rhs to have the same element type, but got {} and {}",
+                a.elem, b.elem
+            ),
+        );
     }
     if a.shape != b.shape || a.shape != r.shape {
-        v.err("C2", format!("requires lhs, rhs and result to have the same shape, but got {}, {} and {}", tensor_str(a), tensor_str(b), tensor_str(r)));
+        v.err(
+            "C2",
+            format!(
+                "requires lhs, rhs and result to have the same shape, but got {}, {} and {}",
+                tensor_str(a),
+                tensor_str(b),
+                tensor_str(r)
+            ),
+        );
     }
     if r.elem != ElemType::I1 {
-        v.err("", format!("expects an i1 result, but got {}", tensor_str(r)));
+        v.err(
+            "",
+            format!("expects an i1 result, but got {}", tensor_str(r)),
+        );
     }
     let dir = match v.attr("comparison_direction") {
-        Some(crate::Attr::Enum(e)) if e.kind == crate::EnumKind::ComparisonDirection => e.value.clone(),
+        Some(crate::Attr::Enum(e)) if e.kind == crate::EnumKind::ComparisonDirection => {
+            e.value.clone()
+        }
         _ => {
-            v.err("", "requires attribute 'comparison_direction' (#stablehlo<comparison_direction ...>)");
+            v.err(
+                "",
+                "requires attribute 'comparison_direction' (#stablehlo<comparison_direction ...>)",
+            );
             return None;
         }
     };
     if a.elem.is_complex() && dir != "EQ" && dir != "NE" {
-        v.err("", format!("complex operands only support EQ and NE, but got {dir}"));
+        v.err(
+            "",
+            format!("complex operands only support EQ and NE, but got {dir}"),
+        );
     }
     if let Some(ct) = v.op.attrs.enum_value("compare_type") {
         let ok = match ct {
@@ -255,7 +369,10 @@ fn compare(v: &mut OpV) -> Option<()> {
             _ => false,
         };
         if !ok {
-            v.err("C3", format!("compare_type {ct} does not match element type {}", a.elem));
+            v.err(
+                "C3",
+                format!("compare_type {ct} does not match element type {}", a.elem),
+            );
         }
     }
     Some(())
@@ -264,16 +381,32 @@ fn compare(v: &mut OpV) -> Option<()> {
 fn complex(v: &mut OpV) -> Option<()> {
     let (a, b, r) = (v.operand(0)?, v.operand(1)?, v.result(0)?);
     if a != b {
-        v.err("C1", format!("requires lhs and rhs to have the same type, but got {} and {}", tensor_str(a), tensor_str(b)));
+        v.err(
+            "C1",
+            format!(
+                "requires lhs and rhs to have the same type, but got {} and {}",
+                tensor_str(a),
+                tensor_str(b)
+            ),
+        );
         return None;
     }
     if !matches!(a.elem, ElemType::F32 | ElemType::F64) {
-        v.err("", format!("expects f32 or f64 operands, but got {}", tensor_str(a)));
+        v.err(
+            "",
+            format!("expects f32 or f64 operands, but got {}", tensor_str(a)),
+        );
         return None;
     }
     same_shape(v, a, r, "C2", "operands and result");
     if r.elem.complex_part() != Some(a.elem) {
-        v.err("C3", format!("expects result element type complex<{}>, but got {}", a.elem, r.elem));
+        v.err(
+            "C3",
+            format!(
+                "expects result element type complex<{}>, but got {}",
+                a.elem, r.elem
+            ),
+        );
     }
     Some(())
 }
@@ -281,10 +414,23 @@ fn complex(v: &mut OpV) -> Option<()> {
 fn select(v: &mut OpV) -> Option<()> {
     let (p, t, f, r) = (v.operand(0)?, v.operand(1)?, v.operand(2)?, v.result(0)?);
     if p.elem != ElemType::I1 {
-        v.err("", format!("expects pred to have element type i1, but got {}", tensor_str(p)));
+        v.err(
+            "",
+            format!(
+                "expects pred to have element type i1, but got {}",
+                tensor_str(p)
+            ),
+        );
     }
     if p.rank() != 0 && p.shape != t.shape {
-        v.err("C1", format!("requires pred to be a scalar or have the shape of on_true, but got {} and {}", tensor_str(p), tensor_str(t)));
+        v.err(
+            "C1",
+            format!(
+                "requires pred to be a scalar or have the shape of on_true, but got {} and {}",
+                tensor_str(p),
+                tensor_str(t)
+            ),
+        );
     }
     if t != f || t != r {
         v.err("C2", format!("requires on_true, on_false and result to have the same type, but got {}, {} and {}", tensor_str(t), tensor_str(f), tensor_str(r)));
@@ -295,16 +441,37 @@ fn select(v: &mut OpV) -> Option<()> {
 fn clamp(v: &mut OpV) -> Option<()> {
     let (lo, x, hi, r) = (v.operand(0)?, v.operand(1)?, v.operand(2)?, v.result(0)?);
     if lo.rank() != 0 && lo.shape != x.shape {
-        v.err("C1", format!("requires min to be a scalar or have the shape of operand, but got {} and {}", tensor_str(lo), tensor_str(x)));
+        v.err(
+            "C1",
+            format!(
+                "requires min to be a scalar or have the shape of operand, but got {} and {}",
+                tensor_str(lo),
+                tensor_str(x)
+            ),
+        );
     }
     if hi.rank() != 0 && hi.shape != x.shape {
-        v.err("C2", format!("requires max to be a scalar or have the shape of operand, but got {} and {}", tensor_str(hi), tensor_str(x)));
+        v.err(
+            "C2",
+            format!(
+                "requires max to be a scalar or have the shape of operand, but got {} and {}",
+                tensor_str(hi),
+                tensor_str(x)
+            ),
+        );
     }
     if lo.elem != x.elem || hi.elem != x.elem {
         v.err("C3", format!("requires min, operand and max to have the same element type, but got {}, {} and {}", lo.elem, x.elem, hi.elem));
     }
     if x != r {
-        v.err("C4", format!("requires operand and result to have the same type, but got {} and {}", tensor_str(x), tensor_str(r)));
+        v.err(
+            "C4",
+            format!(
+                "requires operand and result to have the same type, but got {} and {}",
+                tensor_str(x),
+                tensor_str(r)
+            ),
+        );
     }
     Some(())
 }
@@ -340,7 +507,13 @@ fn chlo_broadcast(v: &mut OpV) -> Option<()> {
     use OpKind::*;
     let (a, b, r) = (v.operand(0)?, v.operand(1)?, v.result(0)?);
     if a.elem != b.elem {
-        v.err("", format!("requires lhs and rhs to have the same element type, but got {} and {}", a.elem, b.elem));
+        v.err(
+            "",
+            format!(
+                "requires lhs and rhs to have the same element type, but got {} and {}",
+                a.elem, b.elem
+            ),
+        );
         return None;
     }
     let want_elem = match v.op.kind {
@@ -358,27 +531,51 @@ fn chlo_broadcast(v: &mut OpV) -> Option<()> {
 fn chlo_select(v: &mut OpV) -> Option<()> {
     let (p, t, f, r) = (v.operand(0)?, v.operand(1)?, v.operand(2)?, v.result(0)?);
     if p.elem != ElemType::I1 || t.elem != f.elem {
-        v.err("", format!("expects an i1 pred and equal branch element types, but got {}, {} and {}", p.elem, t.elem, f.elem));
+        v.err(
+            "",
+            format!(
+                "expects an i1 pred and equal branch element types, but got {}, {} and {}",
+                p.elem, t.elem, f.elem
+            ),
+        );
         return None;
     }
     check_broadcast_result(v, &[p, t, f], t.elem, r)
 }
 
-fn check_broadcast_result(v: &mut OpV, ins: &[&TensorType], elem: ElemType, r: &TensorType) -> Option<()> {
+fn check_broadcast_result(
+    v: &mut OpV,
+    ins: &[&TensorType],
+    elem: ElemType,
+    r: &TensorType,
+) -> Option<()> {
     let dims = v.op.attrs.i64_array("broadcast_dimensions");
     let mut shape = ins[0].shape.to_vec();
     for t in &ins[1..] {
         match broadcast_shapes(&shape, &t.shape, dims.as_deref()) {
             Some(s) => shape = s,
             None => {
-                v.err("", format!("operand shapes {} and {} are not broadcast-compatible", shape_str(&shape), shape_str(&t.shape)));
+                v.err(
+                    "",
+                    format!(
+                        "operand shapes {} and {} are not broadcast-compatible",
+                        shape_str(&shape),
+                        shape_str(&t.shape)
+                    ),
+                );
                 return None;
             }
         }
     }
     if r.shape[..] != shape[..] || r.elem != elem {
         let want = tensor_str(&TensorType::new(elem, &shape));
-        v.err("", format!("expects result type {want} (the broadcast of the operands), but got {}", tensor_str(r)));
+        v.err(
+            "",
+            format!(
+                "expects result type {want} (the broadcast of the operands), but got {}",
+                tensor_str(r)
+            ),
+        );
     }
     Some(())
 }

@@ -24,19 +24,31 @@ pub(super) fn check(v: &mut OpV) {
 fn gather(v: &mut OpV) -> Option<()> {
     let (a, idx) = (v.operand(0)?, v.operand(1)?);
     if !idx.elem.is_integer() {
-        v.err("", format!("expects integer start_indices, but got {}", tensor_str(idx)));
+        v.err(
+            "",
+            format!("expects integer start_indices, but got {}", tensor_str(idx)),
+        );
         return None;
     }
     let g = match v.attr("dimension_numbers") {
         Some(Attr::GatherDims(g)) => g,
         _ => {
-            v.err("", "requires attribute 'dimension_numbers' (#stablehlo.gather<...>)");
+            v.err(
+                "",
+                "requires attribute 'dimension_numbers' (#stablehlo.gather<...>)",
+            );
             return None;
         }
     };
     let sizes = v.req_i64s("slice_sizes")?;
     match shape::gather(&a.shape, &idx.shape, g, &sizes) {
-        Ok(s) => v.expect_result(0, a.elem, &s, "C22", "batch dimensions of start_indices combined with offset dimensions of slice_sizes"),
+        Ok(s) => v.expect_result(
+            0,
+            a.elem,
+            &s,
+            "C22",
+            "batch dimensions of start_indices combined with offset dimensions of slice_sizes",
+        ),
         Err(e) => {
             v.shape_err(e);
             None
@@ -46,37 +58,73 @@ fn gather(v: &mut OpV) -> Option<()> {
 
 fn scatter(v: &mut OpV) -> Option<()> {
     let n_ops = v.op.operands.len();
-    if n_ops % 2 == 0 {
-        v.err("C5", format!("expects N inputs, the indices and N updates, but got {n_ops} operands"));
+    if n_ops.is_multiple_of(2) {
+        v.err(
+            "C5",
+            format!("expects N inputs, the indices and N updates, but got {n_ops} operands"),
+        );
         return None;
     }
     let n = n_ops / 2;
     let all = v.operands()?;
     let (ins, idx, ups) = (&all[..n], all[n], &all[n + 1..]);
     if v.op.results.len() != n {
-        v.err("C5", format!("expects {n} results (one per input), but got {}", v.op.results.len()));
+        v.err(
+            "C5",
+            format!(
+                "expects {n} results (one per input), but got {}",
+                v.op.results.len()
+            ),
+        );
         return None;
     }
     if let Some(i) = ins.iter().position(|t| t.shape != ins[0].shape) {
-        v.err("C1", format!("requires all inputs to have the same shape, but input #{i} is {}", tensor_str(ins[i])));
+        v.err(
+            "C1",
+            format!(
+                "requires all inputs to have the same shape, but input #{i} is {}",
+                tensor_str(ins[i])
+            ),
+        );
         return None;
     }
     if let Some(i) = ups.iter().position(|t| t.shape != ups[0].shape) {
-        v.err("C3", format!("requires all updates to have the same shape, but update #{i} is {}", tensor_str(ups[i])));
+        v.err(
+            "C3",
+            format!(
+                "requires all updates to have the same shape, but update #{i} is {}",
+                tensor_str(ups[i])
+            ),
+        );
         return None;
     }
     if let Some(i) = (0..n).find(|&i| ins[i].elem != ups[i].elem) {
-        v.err("C6", format!("requires update #{i} to have the element type of input #{i} ({}), but got {}", ins[i].elem, ups[i].elem));
+        v.err(
+            "C6",
+            format!(
+                "requires update #{i} to have the element type of input #{i} ({}), but got {}",
+                ins[i].elem, ups[i].elem
+            ),
+        );
         return None;
     }
     if !idx.elem.is_integer() {
-        v.err("", format!("expects integer scatter_indices, but got {}", tensor_str(idx)));
+        v.err(
+            "",
+            format!(
+                "expects integer scatter_indices, but got {}",
+                tensor_str(idx)
+            ),
+        );
         return None;
     }
     let sd = match v.attr("scatter_dimension_numbers") {
         Some(Attr::ScatterDims(s)) => s,
         _ => {
-            v.err("", "requires attribute 'scatter_dimension_numbers' (#stablehlo.scatter<...>)");
+            v.err(
+                "",
+                "requires attribute 'scatter_dimension_numbers' (#stablehlo.scatter<...>)",
+            );
             return None;
         }
     };
@@ -93,7 +141,10 @@ fn scatter(v: &mut OpV) -> Option<()> {
 }
 
 fn fail(c: &'static str, message: String) -> ShapeResult<()> {
-    Err(shape::ShapeError { constraint: c, message })
+    Err(shape::ShapeError {
+        constraint: c,
+        message,
+    })
 }
 
 /// C2, C4, C7-C22 of `scatter`.
@@ -105,44 +156,104 @@ fn scatter_dims(input: &[i64], idx: &[i64], upd: &[i64], s: &ScatterDims) -> Sha
     }
     check_dims(&s.update_window_dims, ur, "update_window_dims", "C8", "C7")?;
     check_sorted(&s.update_window_dims, "update_window_dims", "C7")?;
-    check_dims(&s.inserted_window_dims, ir, "inserted_window_dims", "C11", "C9")?;
+    check_dims(
+        &s.inserted_window_dims,
+        ir,
+        "inserted_window_dims",
+        "C11",
+        "C9",
+    )?;
     check_sorted(&s.inserted_window_dims, "inserted_window_dims", "C10")?;
-    check_dims(&s.input_batching_dims, ir, "input_batching_dims", "C13", "C9")?;
+    check_dims(
+        &s.input_batching_dims,
+        ir,
+        "input_batching_dims",
+        "C13",
+        "C9",
+    )?;
     check_sorted(&s.input_batching_dims, "input_batching_dims", "C12")?;
     let mut both = s.inserted_window_dims.clone();
     both.extend(&s.input_batching_dims);
-    check_dims(&both, ir, "inserted_window_dims and input_batching_dims", "C11", "C9")?;
-    check_dims(&s.scatter_indices_batching_dims, xr, "scatter_indices_batching_dims", "C15", "C14")?;
+    check_dims(
+        &both,
+        ir,
+        "inserted_window_dims and input_batching_dims",
+        "C11",
+        "C9",
+    )?;
+    check_dims(
+        &s.scatter_indices_batching_dims,
+        xr,
+        "scatter_indices_batching_dims",
+        "C15",
+        "C14",
+    )?;
     let ivd = s.index_vector_dim;
     if ivd < 0 || ivd as u64 > xr as u64 {
-        return fail("C22", format!("expects index_vector_dim in [0, {xr}], but got {ivd}"));
+        return fail(
+            "C22",
+            format!("expects index_vector_dim in [0, {xr}], but got {ivd}"),
+        );
     }
     if s.scatter_indices_batching_dims.contains(&ivd) {
-        return fail("C16", format!("expects index_vector_dim ({ivd}) not to be a scatter_indices_batching_dim"));
+        return fail(
+            "C16",
+            format!("expects index_vector_dim ({ivd}) not to be a scatter_indices_batching_dim"),
+        );
     }
     if s.input_batching_dims.len() != s.scatter_indices_batching_dims.len() {
-        return fail("C17", "expects input_batching_dims and scatter_indices_batching_dims to have the same size".into());
+        return fail(
+            "C17",
+            "expects input_batching_dims and scatter_indices_batching_dims to have the same size"
+                .into(),
+        );
     }
-    for (&a, &b) in s.input_batching_dims.iter().zip(&s.scatter_indices_batching_dims) {
+    for (&a, &b) in s
+        .input_batching_dims
+        .iter()
+        .zip(&s.scatter_indices_batching_dims)
+    {
         if input[a as usize] != idx[b as usize] {
             return fail("C18", format!("expects input batching dimension {a} ({}) to equal scatter_indices batching dimension {b} ({})", input[a as usize], idx[b as usize]));
         }
     }
-    let index_len = if (ivd as usize) < xr { idx[ivd as usize] } else { 1 };
+    let index_len = if (ivd as usize) < xr {
+        idx[ivd as usize]
+    } else {
+        1
+    };
     if s.scatter_dims_to_operand_dims.len() as i64 != index_len {
         return fail("C19", format!("expects scatter_dims_to_operand_dims to have size {index_len} (the index vector size), but it has size {}", s.scatter_dims_to_operand_dims.len()));
     }
     let mut sd = s.scatter_dims_to_operand_dims.clone();
     check_dims(&sd, ir, "scatter_dims_to_operand_dims", "C21", "C20")?;
     sd.extend(&s.input_batching_dims);
-    check_dims(&sd, ir, "scatter_dims_to_operand_dims and input_batching_dims", "C21", "C20")?;
+    check_dims(
+        &sd,
+        ir,
+        "scatter_dims_to_operand_dims and input_batching_dims",
+        "C21",
+        "C20",
+    )?;
     update_shape(input, idx, upd, s, &both)
 }
 
 /// C4: the update shape combines scatter dims of the indices with window dims that fit.
-fn update_shape(input: &[i64], idx: &[i64], upd: &[i64], s: &ScatterDims, skipped: &[i64]) -> ShapeResult<()> {
-    let scatter_sizes: Vec<i64> = (0..idx.len()).filter(|&i| i as i64 != s.index_vector_dim).map(|i| idx[i]).collect();
-    let window_bounds: Vec<i64> = (0..input.len()).filter(|i| !skipped.contains(&(*i as i64))).map(|i| input[i]).collect();
+fn update_shape(
+    input: &[i64],
+    idx: &[i64],
+    upd: &[i64],
+    s: &ScatterDims,
+    skipped: &[i64],
+) -> ShapeResult<()> {
+    let scatter_sizes: Vec<i64> = (0..idx.len())
+        .filter(|&i| i as i64 != s.index_vector_dim)
+        .map(|i| idx[i])
+        .collect();
+    let window_bounds: Vec<i64> = (0..input.len())
+        .filter(|i| !skipped.contains(&(*i as i64)))
+        .map(|i| input[i])
+        .collect();
     let want_rank = scatter_sizes.len() + s.update_window_dims.len();
     if upd.len() != want_rank {
         return fail("C4", format!("expects updates of rank {want_rank} (scatter dimensions plus update_window_dims), but got rank {}", upd.len()));
@@ -170,7 +281,12 @@ fn torch_index_select(v: &mut OpV) -> Option<()> {
     let (a, idx, r) = (v.operand(0)?, v.operand(1)?, v.result(0)?);
     let dim = v.req_int("dim")?;
     let bd = v.req_int("batch_dims")?;
-    if dim < 0 || dim as u64 >= a.rank() as u64 || bd < 0 || bd > dim || bd as u64 > idx.rank() as u64 {
+    if dim < 0
+        || dim as u64 >= a.rank() as u64
+        || bd < 0
+        || bd > dim
+        || bd as u64 > idx.rank() as u64
+    {
         v.err("", format!("expects 0 <= batch_dims <= dim < {} (the operand rank), but got dim {dim} and batch_dims {bd}", a.rank()));
         return None;
     }
@@ -180,7 +296,14 @@ fn torch_index_select(v: &mut OpV) -> Option<()> {
     want.extend_from_slice(&a.shape[d + 1..]);
     let want_t = TensorType::new(a.elem, &want);
     if *r != want_t {
-        v.err("", format!("expects result type {}, but got {}", tensor_str(&want_t), tensor_str(r)));
+        v.err(
+            "",
+            format!(
+                "expects result type {}, but got {}",
+                tensor_str(&want_t),
+                tensor_str(r)
+            ),
+        );
     }
     Some(())
 }

@@ -30,8 +30,8 @@ use crate::{Diagnostic, VerifyError};
 use cx::OpV;
 use rustc_hash::FxHashMap;
 
-pub use shape::{infer_result_types, ShapeError};
 use dynamic::const_ints as dynamic_const;
+pub use shape::{infer_result_types, ShapeError};
 
 /// Checks every function and op; collects all violations.
 pub fn verify_module(module: &Module) -> Result<(), VerifyError> {
@@ -115,9 +115,10 @@ impl<'m> Walker<'m> {
             o.operands.iter().chain(&o.results).any(|v| v.index() >= nv)
                 || o.regions.iter().any(|r| r.index() >= nr)
         });
-        let bad_func = m.funcs.iter().any(|f| {
-            f.body.index() >= nr || f.result_types.iter().any(|t| t.0 as usize >= nt)
-        });
+        let bad_func = m
+            .funcs
+            .iter()
+            .any(|f| f.body.index() >= nr || f.result_types.iter().any(|t| t.0 as usize >= nt));
         if bad_value || bad_region || bad_op || bad_func {
             self.error(
                 crate::Span::default(),
@@ -156,7 +157,10 @@ impl<'m> Walker<'m> {
         self.check_terminator(r, parent, span, want_term);
         for &op in &region.ops {
             if std::mem::replace(&mut self.op_seen[op.index()], true) {
-                self.error(m.op(op).span, format!("{op} appears in more than one region"));
+                self.error(
+                    m.op(op).span,
+                    format!("{op} appears in more than one region"),
+                );
                 continue;
             }
             self.walk_op(op, r);
@@ -175,25 +179,50 @@ impl<'m> Walker<'m> {
         let m = self.m;
         for (i, &a) in m.region(r).args.iter().enumerate() {
             if m.value(a).def != ValueDef::RegionArg(r, i as u32) {
-                self.error(crate::Span::default(), format!("argument {i} of {r} is defined elsewhere"));
+                self.error(
+                    crate::Span::default(),
+                    format!("argument {i} of {r} is defined elsewhere"),
+                );
             }
             self.visible[a.index()] = true;
         }
     }
 
-    fn check_terminator(&mut self, r: RegionId, parent: Option<OpId>, span: crate::Span, want: OpKind) {
+    fn check_terminator(
+        &mut self,
+        r: RegionId,
+        parent: Option<OpId>,
+        span: crate::Span,
+        want: OpKind,
+    ) {
         let m = self.m;
         let ops = &m.region(r).ops;
-        let owner = parent.map_or("function body".to_string(), |p| format!("'{}' op region", m.op(p).kind.name()));
+        let owner = parent.map_or("function body".to_string(), |p| {
+            format!("'{}' op region", m.op(p).kind.name())
+        });
         match ops.last() {
-            None => self.error(span, format!("{owner} must end with a '{}' terminator, but it is empty", want.name())),
+            None => self.error(
+                span,
+                format!(
+                    "{owner} must end with a '{}' terminator, but it is empty",
+                    want.name()
+                ),
+            ),
             Some(&last) => {
                 let k = m.op(last).kind;
                 if k != want {
                     let msg = if k.is_terminator() {
-                        format!("{owner} must end with '{}', but ends with '{}'", want.name(), k.name())
+                        format!(
+                            "{owner} must end with '{}', but ends with '{}'",
+                            want.name(),
+                            k.name()
+                        )
                     } else {
-                        format!("{owner} must end with a '{}' terminator, but ends with '{}'", want.name(), k.name())
+                        format!(
+                            "{owner} must end with a '{}' terminator, but ends with '{}'",
+                            want.name(),
+                            k.name()
+                        )
                     };
                     self.error(m.op(last).span, msg);
                 }
@@ -202,7 +231,13 @@ impl<'m> Walker<'m> {
         for &op in ops.iter().rev().skip(1) {
             let o = m.op(op);
             if o.kind.is_terminator() {
-                self.error(o.span, format!("'{}' op must be the last operation of its region", o.kind.name()));
+                self.error(
+                    o.span,
+                    format!(
+                        "'{}' op must be the last operation of its region",
+                        o.kind.name()
+                    ),
+                );
             }
         }
     }
@@ -223,13 +258,19 @@ impl<'m> Walker<'m> {
         }
         for (i, &v) in o.results.iter().enumerate() {
             if m.value(v).def != ValueDef::Result(op, i as u32) {
-                self.error(o.span, format!("'{name}' op result #{i} is defined elsewhere"));
+                self.error(
+                    o.span,
+                    format!("'{name}' op result #{i} is defined elsewhere"),
+                );
                 ok = false;
             }
         }
         for &sub in &o.regions {
             if m.region(sub).parent != Some(op) {
-                self.error(o.span, format!("'{name}' op owns a region whose parent link is stale"));
+                self.error(
+                    o.span,
+                    format!("'{name}' op owns a region whose parent link is stale"),
+                );
             }
             self.walk_region(sub, Some(op), o.span);
         }
@@ -254,7 +295,11 @@ impl<'m> Walker<'m> {
             (regs, o.regions.len(), "regions"),
         ] {
             if !want.accepts(got) {
-                let msg = format!("'{}' op expects {} {what}, but got {got}", o.kind.name(), want.describe());
+                let msg = format!(
+                    "'{}' op expects {} {what}, but got {got}",
+                    o.kind.name(),
+                    want.describe()
+                );
                 self.error(o.span, msg);
                 return false;
             }
@@ -296,10 +341,12 @@ fn arity(k: OpKind) -> Option<(Ar, Ar, Ar)> {
         return Some((E(n), E(1), E(0)));
     }
     Some(match k {
-        Constant | Iota | ReplicaId | PartitionId | CreateToken | ChloConstant => (E(0), E(1), E(0)),
+        Constant | Iota | ReplicaId | PartitionId | CreateToken | ChloConstant => {
+            (E(0), E(1), E(0))
+        }
         BroadcastInDim | Broadcast | Reshape | Transpose | Reverse | Slice | GetDimensionSize
-        | Cholesky | Fft | CollectivePermute | ChloConstantLike
-        | GetTupleElement | CrossReplicaSum => (E(1), E(1), E(0)),
+        | Cholesky | Fft | CollectivePermute | ChloConstantLike | GetTupleElement
+        | CrossReplicaSum => (E(1), E(1), E(0)),
         DynamicSlice => (Min(1), E(1), E(0)),
         DynamicUpdateSlice => (Min(2), E(1), E(0)),
         Concatenate => (Min(1), E(1), E(0)),

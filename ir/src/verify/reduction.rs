@@ -50,16 +50,24 @@ impl Acc<'_> {
             _ if s.is_empty() => true,
             Acc::Scalar => false,
             Acc::Result(r) => s == *r,
-            Acc::SubOf(inp) => s.len() < inp.len() && {
-                let mut it = inp.iter();
-                s.iter().all(|d| it.any(|x| x == d))
-            },
+            Acc::SubOf(inp) => {
+                s.len() < inp.len() && {
+                    let mut it = inp.iter();
+                    s.iter().all(|d| it.any(|x| x == d))
+                }
+            }
         }
     }
 }
 
 /// Checks a reducer body against `inputs` and returns its accumulator types `Ei`.
-pub(super) fn reducer_body(v: &mut OpV, r: RegionId, inputs: &[ElemType], c: &str, acc: Acc) -> Option<Vec<ElemType>> {
+pub(super) fn reducer_body(
+    v: &mut OpV,
+    r: RegionId,
+    inputs: &[ElemType],
+    c: &str,
+    acc: Acc,
+) -> Option<Vec<ElemType>> {
     let n = inputs.len();
     let (args, rets) = (v.region_arg_types(r), v.region_ret_types(r));
     let ok = args.len() == 2 * n
@@ -67,7 +75,8 @@ pub(super) fn reducer_body(v: &mut OpV, r: RegionId, inputs: &[ElemType], c: &st
         && (0..n).all(|i| {
             args[i] == rets[i]
                 && args[n + i] == rets[i]
-                && v.tensor(rets[i]).is_some_and(|t| is_promotable(inputs[i], t.elem) && acc.allows(&t.shape))
+                && v.tensor(rets[i])
+                    .is_some_and(|t| is_promotable(inputs[i], t.elem) && acc.allows(&t.shape))
         });
     if !ok {
         let e: Vec<String> = inputs.iter().map(|e| format!("tensor<{e}>")).collect();
@@ -85,7 +94,14 @@ fn inits_match_body(v: &mut OpV, inits: &[&TensorType], r: RegionId, c: &str) ->
     for (i, (init, &t)) in inits.iter().zip(&rets).enumerate() {
         let acc = v.tensor(t)?;
         if acc.shape != init.shape {
-            v.err(c, format!("expects init value #{i} to have the body's accumulator shape {}, but got {}", shape_str(&acc.shape), tensor_str(init)));
+            v.err(
+                c,
+                format!(
+                    "expects init value #{i} to have the body's accumulator shape {}, but got {}",
+                    shape_str(&acc.shape),
+                    tensor_str(init)
+                ),
+            );
             return None;
         }
     }
@@ -93,9 +109,14 @@ fn inits_match_body(v: &mut OpV, inits: &[&TensorType], r: RegionId, c: &str) ->
 }
 
 /// Splits `inputs..., init_values...`, checking same shapes and init element types.
-fn inputs_and_inits<'m>(v: &mut OpV<'_, 'm>, c_count: &str, c_shape: &str, c_elem: &str) -> Option<(Vec<&'m TensorType>, Vec<&'m TensorType>)> {
+fn inputs_and_inits<'m>(
+    v: &mut OpV<'_, 'm>,
+    c_count: &str,
+    c_shape: &str,
+    c_elem: &str,
+) -> Option<(Vec<&'m TensorType>, Vec<&'m TensorType>)> {
     let all = v.operands()?;
-    if all.len() % 2 != 0 || v.op.results.len() * 2 != all.len() {
+    if !all.len().is_multiple_of(2) || v.op.results.len() * 2 != all.len() {
         v.err(c_count, format!("expects the same number of inputs, init_values and results, but got {} operands and {} results", all.len(), v.op.results.len()));
         return None;
     }
@@ -130,7 +151,13 @@ fn reduce(v: &mut OpV) -> Option<()> {
     let es = reducer_body(v, v.op.regions[0], &elems(&ins), "C6", Acc::Result(&shape))?;
     inits_match_body(v, &inits, v.op.regions[0], "C2")?;
     for (i, e) in es.into_iter().enumerate() {
-        v.expect_result(i, e, &shape, "C7", "the inputs without the reduced dimensions")?;
+        v.expect_result(
+            i,
+            e,
+            &shape,
+            "C7",
+            "the inputs without the reduced dimensions",
+        )?;
     }
     Some(())
 }
@@ -142,7 +169,10 @@ fn padding_pairs(v: &mut OpV, rank: usize, c: &str) -> Option<Vec<(i64, i64)>> {
         Some((0, 0, _)) if rank == 0 => Some(Vec::new()),
         Some((rows, 2, vals)) => Some((0..rows).map(|i| (vals[2 * i], vals[2 * i + 1])).collect()),
         Some((rows, cols, _)) => {
-            v.err(c, format!("expects padding of shape [{rank}, 2], but got [{rows}, {cols}]"));
+            v.err(
+                c,
+                format!("expects padding of shape [{rank}, 2], but got [{rows}, {cols}]"),
+            );
             None
         }
     }
@@ -154,8 +184,12 @@ fn reduce_window(v: &mut OpV) -> Option<()> {
     let ones = vec![1i64; rank];
     let w = Window {
         dims: v.req_i64s("window_dimensions")?,
-        strides: v.opt_i64s("window_strides")?.unwrap_or_else(|| ones.clone()),
-        base_dilations: v.opt_i64s("base_dilations")?.unwrap_or_else(|| ones.clone()),
+        strides: v
+            .opt_i64s("window_strides")?
+            .unwrap_or_else(|| ones.clone()),
+        base_dilations: v
+            .opt_i64s("base_dilations")?
+            .unwrap_or_else(|| ones.clone()),
         window_dilations: v.opt_i64s("window_dilations")?.unwrap_or(ones),
         padding: padding_pairs(v, rank, "C12")?,
     };
@@ -166,10 +200,22 @@ fn reduce_window(v: &mut OpV) -> Option<()> {
             return None;
         }
     };
-    let es = reducer_body(v, v.op.regions[0], &elems(&ins), "C13", Acc::SubOf(&ins[0].shape))?;
+    let es = reducer_body(
+        v,
+        v.op.regions[0],
+        &elems(&ins),
+        "C13",
+        Acc::SubOf(&ins[0].shape),
+    )?;
     inits_match_body(v, &inits, v.op.regions[0], "C3")?;
     for (i, e) in es.into_iter().enumerate() {
-        v.expect_result(i, e, &shape, "C15", "the number of windows in each dimension")?;
+        v.expect_result(
+            i,
+            e,
+            &shape,
+            "C15",
+            "the number of windows in each dimension",
+        )?;
     }
     Some(())
 }
@@ -177,20 +223,48 @@ fn reduce_window(v: &mut OpV) -> Option<()> {
 fn select_and_scatter(v: &mut OpV) -> Option<()> {
     let (a, src, init) = (v.operand(0)?, v.operand(1)?, v.operand(2)?);
     if a.elem != src.elem {
-        v.err("C1", format!("requires operand and source to have the same element type, but got {} and {}", a.elem, src.elem));
+        v.err(
+            "C1",
+            format!(
+                "requires operand and source to have the same element type, but got {} and {}",
+                a.elem, src.elem
+            ),
+        );
     }
     if init.rank() != 0 || init.elem != a.elem {
-        v.err("C3", format!("expects init_value to be a scalar of element type {}, but got {}", a.elem, tensor_str(init)));
+        v.err(
+            "C3",
+            format!(
+                "expects init_value to be a scalar of element type {}, but got {}",
+                a.elem,
+                tensor_str(init)
+            ),
+        );
     }
     let rank = a.rank();
     let ones = vec![1i64; rank];
     let dims = v.opt_i64s("window_dimensions")?.unwrap_or_default();
-    let strides = v.opt_i64s("window_strides")?.unwrap_or_else(|| ones.clone());
+    let strides = v
+        .opt_i64s("window_strides")?
+        .unwrap_or_else(|| ones.clone());
     let padding = padding_pairs(v, rank, "C8")?;
-    let w = Window { dims, strides, base_dilations: ones.clone(), window_dilations: ones, padding };
+    let w = Window {
+        dims,
+        strides,
+        base_dilations: ones.clone(),
+        window_dilations: ones,
+        padding,
+    };
     match shape::reduce_window(&a.shape, &w) {
         Ok(s) if s[..] != src.shape[..] => {
-            v.err("C2", format!("expects source of shape {} (the number of windows), but got {}", shape_str(&s), tensor_str(src)));
+            v.err(
+                "C2",
+                format!(
+                    "expects source of shape {} (the number of windows), but got {}",
+                    shape_str(&s),
+                    tensor_str(src)
+                ),
+            );
         }
         Ok(_) => {}
         Err(mut e) => {
@@ -219,7 +293,14 @@ fn select_and_scatter(v: &mut OpV) -> Option<()> {
 fn sort(v: &mut OpV) -> Option<()> {
     let ins = v.operands()?;
     if v.op.results.len() != ins.len() {
-        v.err("C2", format!("expects as many results as inputs, but got {} and {}", v.op.results.len(), ins.len()));
+        v.err(
+            "C2",
+            format!(
+                "expects as many results as inputs, but got {} and {}",
+                v.op.results.len(),
+                ins.len()
+            ),
+        );
         return None;
     }
     for i in 0..ins.len() {
@@ -236,7 +317,10 @@ fn sort(v: &mut OpV) -> Option<()> {
     let r = ins[0].rank() as i64;
     let d = v.int_or("dimension", -1)?;
     if d < -r || d >= r {
-        v.err("C4", format!("expects dimension in [{}, {r}), but got {d}", -r));
+        v.err(
+            "C4",
+            format!("expects dimension in [{}, {r}), but got {d}", -r),
+        );
     }
     let cmp = v.op.regions[0];
     let (args, rets) = (v.region_arg_types(cmp), v.region_ret_types(cmp));
@@ -246,7 +330,13 @@ fn sort(v: &mut OpV) -> Option<()> {
     if !ok {
         let w: Vec<String> = want.iter().map(|e| format!("tensor<{e}>")).collect();
         let (x, y) = (v.tys(&args), v.tys(&rets));
-        v.err("C5", format!("expects comparator to have type ({}) -> tensor<i1>, but it has type {x} -> {y}", w.join(", ")));
+        v.err(
+            "C5",
+            format!(
+                "expects comparator to have type ({}) -> tensor<i1>, but it has type {x} -> {y}",
+                w.join(", ")
+            ),
+        );
     }
     Some(())
 }
@@ -260,7 +350,13 @@ fn map(v: &mut OpV) -> Option<()> {
     }
     let dims = v.req_i64s("dimensions")?;
     if !dims.iter().copied().eq(0..r.rank() as i64) {
-        v.err("C3", format!("expects dimensions to be [0, ..., {}], but got {dims:?}", r.rank() as i64 - 1));
+        v.err(
+            "C3",
+            format!(
+                "expects dimensions to be [0, ..., {}], but got {dims:?}",
+                r.rank() as i64 - 1
+            ),
+        );
     }
     let body = v.op.regions[0];
     let (args, rets) = (v.region_arg_types(body), v.region_ret_types(body));
@@ -269,7 +365,14 @@ fn map(v: &mut OpV) -> Option<()> {
     if !ok {
         let w: Vec<String> = ins.iter().map(|t| format!("tensor<{}>", t.elem)).collect();
         let (x, y) = (v.tys(&args), v.tys(&rets));
-        v.err("C4", format!("expects computation to have type ({}) -> tensor<{}>, but it has type {x} -> {y}", w.join(", "), r.elem));
+        v.err(
+            "C4",
+            format!(
+                "expects computation to have type ({}) -> tensor<{}>, but it has type {x} -> {y}",
+                w.join(", "),
+                r.elem
+            ),
+        );
     }
     Some(())
 }
@@ -287,17 +390,36 @@ fn batch_norm(v: &mut OpV) -> Option<()> {
         v.err("", "requires attribute 'epsilon'");
     }
     if fi < 0 || fi as u64 >= a.rank() as u64 {
-        v.err("C1", format!("expects feature_index in [0, {}) (the operand rank), but got {fi}", a.rank()));
+        v.err(
+            "C1",
+            format!(
+                "expects feature_index in [0, {}) (the operand rank), but got {fi}",
+                a.rank()
+            ),
+        );
         return None;
     }
     if !a.elem.is_float() {
-        v.err("", format!("expects a floating-point operand, but got {}", tensor_str(a)));
+        v.err(
+            "",
+            format!(
+                "expects a floating-point operand, but got {}",
+                tensor_str(a)
+            ),
+        );
         return None;
     }
     let feat = [a.shape[fi as usize]];
     let all: Vec<&TensorType> = ops.iter().chain(res.iter()).copied().collect();
     if let Some(t) = all.iter().find(|t| t.elem != a.elem) {
-        v.err("C2", format!("requires all operands and results to have element type {}, but got {}", a.elem, tensor_str(t)));
+        v.err(
+            "C2",
+            format!(
+                "requires all operands and results to have element type {}, but got {}",
+                a.elem,
+                tensor_str(t)
+            ),
+        );
         return None;
     }
     // (index into operands ++ results, must be operand-shaped?)
@@ -308,13 +430,29 @@ fn batch_norm(v: &mut OpV) -> Option<()> {
     };
     for &i in full {
         if all[i].shape != a.shape {
-            v.err("C3", format!("requires {} to have the operand shape {}, but got {}", slot_name(k, i), shape_str(&a.shape), tensor_str(all[i])));
+            v.err(
+                "C3",
+                format!(
+                    "requires {} to have the operand shape {}, but got {}",
+                    slot_name(k, i),
+                    shape_str(&a.shape),
+                    tensor_str(all[i])
+                ),
+            );
             return None;
         }
     }
     for &i in per_feature {
         if all[i].shape[..] != feat[..] {
-            v.err("C4", format!("expects {} to be 1-D of size {} (the feature dimension), but got {}", slot_name(k, i), feat[0], tensor_str(all[i])));
+            v.err(
+                "C4",
+                format!(
+                    "expects {} to be 1-D of size {} (the feature dimension), but got {}",
+                    slot_name(k, i),
+                    feat[0],
+                    tensor_str(all[i])
+                ),
+            );
             return None;
         }
     }
@@ -325,8 +463,24 @@ fn slot_name(k: OpKind, i: usize) -> &'static str {
     use OpKind::*;
     let names: &[&str] = match k {
         BatchNormInference => &["operand", "scale", "offset", "mean", "variance", "result"],
-        BatchNormTraining => &["operand", "scale", "offset", "output", "batch_mean", "batch_var"],
-        _ => &["operand", "scale", "mean", "variance", "grad_output", "grad_operand", "grad_scale", "grad_offset"],
+        BatchNormTraining => &[
+            "operand",
+            "scale",
+            "offset",
+            "output",
+            "batch_mean",
+            "batch_var",
+        ],
+        _ => &[
+            "operand",
+            "scale",
+            "mean",
+            "variance",
+            "grad_output",
+            "grad_operand",
+            "grad_scale",
+            "grad_offset",
+        ],
     };
     names.get(i).copied().unwrap_or("value")
 }

@@ -54,7 +54,10 @@ pub fn check_dims(
             );
         }
         if std::mem::replace(&mut seen[d as usize], true) {
-            return fail(unique_c, format!("expects {what} to be unique, but {d} repeats"));
+            return fail(
+                unique_c,
+                format!("expects {what} to be unique, but {d} repeats"),
+            );
         }
     }
     Ok(())
@@ -85,7 +88,12 @@ pub fn transpose(shape: &[i64], perm: &[i64]) -> ShapeResult<Vec<i64>> {
 }
 
 /// `slice`: sizes (C2), `0 <= start <= limit <= dim` (C3), positive strides (C4); C5.
-pub fn slice(shape: &[i64], start: &[i64], limit: &[i64], strides: &[i64]) -> ShapeResult<Vec<i64>> {
+pub fn slice(
+    shape: &[i64],
+    start: &[i64],
+    limit: &[i64],
+    strides: &[i64],
+) -> ShapeResult<Vec<i64>> {
     let r = shape.len();
     if start.len() != r || limit.len() != r || strides.len() != r {
         return fail(
@@ -108,7 +116,10 @@ pub fn slice(shape: &[i64], start: &[i64], limit: &[i64], strides: &[i64]) -> Sh
             );
         }
         if st <= 0 {
-            return fail("C4", format!("expects positive strides, but stride {i} is {st}"));
+            return fail(
+                "C4",
+                format!("expects positive strides, but stride {i} is {st}"),
+            );
         }
         out.push((l - s + st - 1) / st);
     }
@@ -134,7 +145,10 @@ pub fn pad(shape: &[i64], low: &[i64], high: &[i64], interior: &[i64]) -> ShapeR
         if interior[i] < 0 {
             return fail(
                 "C3",
-                format!("expects non-negative interior_padding, but dimension {i} has {}", interior[i]),
+                format!(
+                    "expects non-negative interior_padding, but dimension {i} has {}",
+                    interior[i]
+                ),
             );
         }
         let d = shape[i] as i128;
@@ -151,7 +165,10 @@ pub fn concatenate(shapes: &[&[i64]], dim: i64) -> ShapeResult<Vec<i64>> {
     };
     let r = first.len();
     if dim < 0 || dim as u64 >= r as u64 {
-        return fail("C4", format!("expects dimension in [0, {r}), but got {dim}"));
+        return fail(
+            "C4",
+            format!("expects dimension in [0, {r}), but got {dim}"),
+        );
     }
     let d = dim as usize;
     let mut total: i128 = 0;
@@ -159,7 +176,10 @@ pub fn concatenate(shapes: &[&[i64]], dim: i64) -> ShapeResult<Vec<i64>> {
         if s.len() != r {
             return fail(
                 "C2",
-                format!("expects all inputs to have rank {r}, but input #{i} has rank {}", s.len()),
+                format!(
+                    "expects all inputs to have rank {r}, but input #{i} has rank {}",
+                    s.len()
+                ),
             );
         }
         for k in 0..r {
@@ -201,19 +221,45 @@ pub fn dot_general(lhs: &[i64], rhs: &[i64], dd: &DotDims) -> ShapeResult<Vec<i6
         &dd.rhs_contracting,
     );
     if lb.len() != rb.len() {
-        return fail("C1", format!("expects the same number of lhs and rhs batching dimensions, but got {} and {}", lb.len(), rb.len()));
+        return fail(
+            "C1",
+            format!(
+                "expects the same number of lhs and rhs batching dimensions, but got {} and {}",
+                lb.len(),
+                rb.len()
+            ),
+        );
     }
     if lc.len() != rc.len() {
-        return fail("C2", format!("expects the same number of lhs and rhs contracting dimensions, but got {} and {}", lc.len(), rc.len()));
+        return fail(
+            "C2",
+            format!(
+                "expects the same number of lhs and rhs contracting dimensions, but got {} and {}",
+                lc.len(),
+                rc.len()
+            ),
+        );
     }
     check_dims(lb, lhs.len(), "lhs_batching_dimensions", "C5", "C3")?;
     check_dims(lc, lhs.len(), "lhs_contracting_dimensions", "C6", "C3")?;
     check_dims(rb, rhs.len(), "rhs_batching_dimensions", "C7", "C4")?;
     check_dims(rc, rhs.len(), "rhs_contracting_dimensions", "C8", "C4")?;
     let l_all: Vec<i64> = lb.iter().chain(lc).copied().collect();
-    check_dims(&l_all, lhs.len(), "lhs batching and contracting dimensions", "C5", "C3")?;
+    check_dims(
+        &l_all,
+        lhs.len(),
+        "lhs batching and contracting dimensions",
+        "C5",
+        "C3",
+    )?;
     let r_all: Vec<i64> = rb.iter().chain(rc).copied().collect();
-    check_dims(&r_all, rhs.len(), "rhs batching and contracting dimensions", "C7", "C4")?;
+    check_dims(
+        &r_all,
+        rhs.len(),
+        "rhs batching and contracting dimensions",
+        "C7",
+        "C4",
+    )?;
     if pick(lhs, lb) != pick(rhs, rb) {
         return fail("C9", format!("expects lhs and rhs batching dimensions to have the same sizes, but got {:?} and {:?}", pick(lhs, lb), pick(rhs, rb)));
     }
@@ -254,9 +300,17 @@ pub fn num_windows(
     win_dil: i64,
     pad: (i64, i64),
 ) -> i128 {
-    let dil_in = if input == 0 { 0 } else { (input as i128 - 1) * base_dil as i128 + 1 };
+    let dil_in = if input == 0 {
+        0
+    } else {
+        (input as i128 - 1) * base_dil as i128 + 1
+    };
     let padded = pad.0 as i128 + dil_in + pad.1 as i128;
-    let dil_win = if window == 0 { 0 } else { (window as i128 - 1) * win_dil as i128 + 1 };
+    let dil_win = if window == 0 {
+        0
+    } else {
+        (window as i128 - 1) * win_dil as i128 + 1
+    };
     if padded <= 0 || dil_win > padded {
         0
     } else {
@@ -266,7 +320,13 @@ pub fn num_windows(
 
 fn check_len(v: &[i64], n: usize, what: &str, c: &'static str) -> ShapeResult<()> {
     if v.len() != n {
-        return fail(c, format!("expects {what} to have size {n}, but it has size {}", v.len()));
+        return fail(
+            c,
+            format!(
+                "expects {what} to have size {n}, but it has size {}",
+                v.len()
+            ),
+        );
     }
     Ok(())
 }
@@ -279,19 +339,40 @@ fn check_positive(v: &[i64], what: &str, c: &'static str) -> ShapeResult<()> {
 }
 
 /// `convolution` result shape (C1-C23, C25, C26).
-pub fn convolution(lhs: &[i64], rhs: &[i64], cd: &ConvDims, w: &ConvWindow) -> ShapeResult<Vec<i64>> {
+pub fn convolution(
+    lhs: &[i64],
+    rhs: &[i64],
+    cd: &ConvDims,
+    w: &ConvWindow,
+) -> ShapeResult<Vec<i64>> {
     let n = lhs.len();
     if rhs.len() != n {
-        return fail("C1", format!("expects lhs and rhs to have the same rank, but got {} and {}", n, rhs.len()));
+        return fail(
+            "C1",
+            format!(
+                "expects lhs and rhs to have the same rank, but got {} and {}",
+                n,
+                rhs.len()
+            ),
+        );
     }
     if n < 2 {
-        return fail("C1", format!("expects operands of rank at least 2, but got rank {n}"));
+        return fail(
+            "C1",
+            format!("expects operands of rank at least 2, but got rank {n}"),
+        );
     }
     let s = n - 2;
     check_len(&w.strides, s, "window_strides", "C2")?;
     check_positive(&w.strides, "window_strides", "C3")?;
     if w.padding.len() != s {
-        return fail("C4", format!("expects padding of shape [{s}, 2], but it has {} rows", w.padding.len()));
+        return fail(
+            "C4",
+            format!(
+                "expects padding of shape [{s}, 2], but it has {} rows",
+                w.padding.len()
+            ),
+        );
     }
     check_len(&w.lhs_dilation, s, "lhs_dilation", "C5")?;
     check_positive(&w.lhs_dilation, "lhs_dilation", "C6")?;
@@ -313,13 +394,24 @@ pub fn convolution(lhs: &[i64], rhs: &[i64], cd: &ConvDims, w: &ConvWindow) -> S
     check_dims(&outs, n, "output dimensions", "C20", "C20")?;
     let (fgc, bgc) = (w.feature_group_count, w.batch_group_count);
     if fgc <= 0 {
-        return fail("C21", format!("expects positive feature_group_count, but got {fgc}"));
+        return fail(
+            "C21",
+            format!("expects positive feature_group_count, but got {fgc}"),
+        );
     }
     if bgc <= 0 {
-        return fail("C22", format!("expects positive batch_group_count, but got {bgc}"));
+        return fail(
+            "C22",
+            format!("expects positive batch_group_count, but got {bgc}"),
+        );
     }
     if fgc != 1 && bgc != 1 {
-        return fail("C23", format!("expects feature_group_count or batch_group_count to be 1, but got {fgc} and {bgc}"));
+        return fail(
+            "C23",
+            format!(
+                "expects feature_group_count or batch_group_count to be 1, but got {fgc} and {bgc}"
+            ),
+        );
     }
     let batch = lhs[cd.input_batch as usize];
     let feat = lhs[cd.input_feature as usize];
@@ -379,18 +471,36 @@ pub fn reduce_window(shape: &[i64], w: &Window) -> ShapeResult<Vec<i64>> {
     check_len(&w.window_dilations, r, "window_dilations", "C10")?;
     check_positive(&w.window_dilations, "window_dilations", "C11")?;
     if w.padding.len() != r {
-        return fail("C12", format!("expects padding of shape [{r}, 2], but it has {} rows", w.padding.len()));
+        return fail(
+            "C12",
+            format!(
+                "expects padding of shape [{r}, 2], but it has {} rows",
+                w.padding.len()
+            ),
+        );
     }
     (0..r)
         .map(|i| {
-            let nw = num_windows(shape[i], w.dims[i], w.strides[i], w.base_dilations[i], w.window_dilations[i], w.padding[i]);
+            let nw = num_windows(
+                shape[i],
+                w.dims[i],
+                w.strides[i],
+                w.base_dilations[i],
+                w.window_dilations[i],
+                w.padding[i],
+            );
             size(nw, "C15", "result dimension")
         })
         .collect()
 }
 
 /// `gather` result shape (C1-C22).
-pub fn gather(operand: &[i64], indices: &[i64], g: &GatherDims, slice_sizes: &[i64]) -> ShapeResult<Vec<i64>> {
+pub fn gather(
+    operand: &[i64],
+    indices: &[i64],
+    g: &GatherDims,
+    slice_sizes: &[i64],
+) -> ShapeResult<Vec<i64>> {
     let (or, ir) = (operand.len(), indices.len());
     let n_offset = g.offset_dims.len();
     if or != n_offset + g.collapsed_slice_dims.len() + g.operand_batching_dims.len() {
@@ -398,9 +508,16 @@ pub fn gather(operand: &[i64], indices: &[i64], g: &GatherDims, slice_sizes: &[i
     }
     let ivd = g.index_vector_dim;
     if ivd < 0 || ivd as u64 > ir as u64 {
-        return fail("C2", format!("expects index_vector_dim in [0, {ir}], but got {ivd}"));
+        return fail(
+            "C2",
+            format!("expects index_vector_dim in [0, {ir}], but got {ivd}"),
+        );
     }
-    let index_len = if (ivd as usize) < ir { indices[ivd as usize] } else { 1 };
+    let index_len = if (ivd as usize) < ir {
+        indices[ivd as usize]
+    } else {
+        1
+    };
     if g.start_index_map.len() as i64 != index_len {
         return fail("C3", format!("expects start_index_map to have size {index_len} (the index vector size), but it has size {}", g.start_index_map.len()));
     }
@@ -410,17 +527,48 @@ pub fn gather(operand: &[i64], indices: &[i64], g: &GatherDims, slice_sizes: &[i
     check_sorted(&g.offset_dims, "offset_dims", "C4")?;
     let mut both = g.collapsed_slice_dims.clone();
     both.extend(&g.operand_batching_dims);
-    check_dims(&g.collapsed_slice_dims, or, "collapsed_slice_dims", "C8", "C6")?;
-    check_dims(&g.operand_batching_dims, or, "operand_batching_dims", "C11", "C6")?;
-    check_dims(&both, or, "collapsed_slice_dims and operand_batching_dims", "C8", "C6")?;
+    check_dims(
+        &g.collapsed_slice_dims,
+        or,
+        "collapsed_slice_dims",
+        "C8",
+        "C6",
+    )?;
+    check_dims(
+        &g.operand_batching_dims,
+        or,
+        "operand_batching_dims",
+        "C11",
+        "C6",
+    )?;
+    check_dims(
+        &both,
+        or,
+        "collapsed_slice_dims and operand_batching_dims",
+        "C8",
+        "C6",
+    )?;
     check_sorted(&g.collapsed_slice_dims, "collapsed_slice_dims", "C7")?;
     check_sorted(&g.operand_batching_dims, "operand_batching_dims", "C10")?;
-    check_dims(&g.start_indices_batching_dims, ir, "start_indices_batching_dims", "C14", "C13")?;
+    check_dims(
+        &g.start_indices_batching_dims,
+        ir,
+        "start_indices_batching_dims",
+        "C14",
+        "C13",
+    )?;
     if g.start_indices_batching_dims.contains(&ivd) {
-        return fail("C15", format!("expects index_vector_dim ({ivd}) not to be a start_indices_batching_dim"));
+        return fail(
+            "C15",
+            format!("expects index_vector_dim ({ivd}) not to be a start_indices_batching_dim"),
+        );
     }
     if g.operand_batching_dims.len() != g.start_indices_batching_dims.len() {
-        return fail("C16", "expects operand_batching_dims and start_indices_batching_dims to have the same size".into());
+        return fail(
+            "C16",
+            "expects operand_batching_dims and start_indices_batching_dims to have the same size"
+                .into(),
+        );
     }
     if pick(operand, &g.operand_batching_dims) != pick(indices, &g.start_indices_batching_dims) {
         return fail("C17", "expects the operand batching dimensions and start_indices batching dimensions to have the same sizes".into());
@@ -428,9 +576,21 @@ pub fn gather(operand: &[i64], indices: &[i64], g: &GatherDims, slice_sizes: &[i
     let mut sim = g.start_index_map.clone();
     sim.extend(&g.operand_batching_dims);
     check_dims(&g.start_index_map, or, "start_index_map", "C19", "C18")?;
-    check_dims(&sim, or, "start_index_map and operand_batching_dims", "C19", "C18")?;
+    check_dims(
+        &sim,
+        or,
+        "start_index_map and operand_batching_dims",
+        "C19",
+        "C18",
+    )?;
     if slice_sizes.len() != or {
-        return fail("C20", format!("expects slice_sizes to have size {or} (the operand rank), but it has size {}", slice_sizes.len()));
+        return fail(
+            "C20",
+            format!(
+                "expects slice_sizes to have size {or} (the operand rank), but it has size {}",
+                slice_sizes.len()
+            ),
+        );
     }
     for (i, (&s, &d)) in slice_sizes.iter().zip(operand).enumerate() {
         if s < 0 || s > d {
@@ -439,7 +599,11 @@ pub fn gather(operand: &[i64], indices: &[i64], g: &GatherDims, slice_sizes: &[i
     }
     for &d in &both {
         if slice_sizes[d as usize] > 1 {
-            let c = if g.collapsed_slice_dims.contains(&d) { "C9" } else { "C12" };
+            let c = if g.collapsed_slice_dims.contains(&d) {
+                "C9"
+            } else {
+                "C12"
+            };
             return fail(c, format!("expects the slice size of collapsed or batching dimension {d} to be at most 1, but it is {}", slice_sizes[d as usize]));
         }
     }
@@ -447,7 +611,10 @@ pub fn gather(operand: &[i64], indices: &[i64], g: &GatherDims, slice_sizes: &[i
         .filter(|i| !both.contains(&(*i as i64)))
         .map(|i| slice_sizes[i])
         .collect();
-    let batches: Vec<i64> = (0..ir).filter(|&i| i as i64 != ivd).map(|i| indices[i]).collect();
+    let batches: Vec<i64> = (0..ir)
+        .filter(|&i| i as i64 != ivd)
+        .map(|i| indices[i])
+        .collect();
     let (mut oi, mut bi) = (offsets.iter(), batches.iter());
     Ok((0..rank)
         .map(|i| {
@@ -480,24 +647,45 @@ pub fn infer_result_types(m: &Module, op: OpId) -> Option<ShapeResult<Vec<Type>>
         }
         OpKind::Slice => {
             let a = t(0)?;
-            same_elem(slice(&a.shape, &ints("start_indices")?, &ints("limit_indices")?, &ints("strides")?), a.elem)
+            same_elem(
+                slice(
+                    &a.shape,
+                    &ints("start_indices")?,
+                    &ints("limit_indices")?,
+                    &ints("strides")?,
+                ),
+                a.elem,
+            )
         }
         OpKind::Pad => {
             let a = t(0)?;
-            same_elem(pad(&a.shape, &ints("edge_padding_low")?, &ints("edge_padding_high")?, &ints("interior_padding")?), a.elem)
+            same_elem(
+                pad(
+                    &a.shape,
+                    &ints("edge_padding_low")?,
+                    &ints("edge_padding_high")?,
+                    &ints("interior_padding")?,
+                ),
+                a.elem,
+            )
         }
         OpKind::Concatenate => {
             let ts: Option<Vec<&TensorType>> = (0..o.operands.len()).map(t).collect();
             let ts = ts?;
             let shapes: Vec<&[i64]> = ts.iter().map(|t| &t.shape[..]).collect();
-            same_elem(concatenate(&shapes, o.attrs.int("dimension")?), ts.first()?.elem)
+            same_elem(
+                concatenate(&shapes, o.attrs.int("dimension")?),
+                ts.first()?.elem,
+            )
         }
         OpKind::DotGeneral => {
             let (a, b) = (t(0)?, t(1)?);
             let crate::Attr::DotDims(dd) = o.attrs.get("dot_dimension_numbers")? else {
                 return None;
             };
-            let e = m.tensor_type(*o.results.first()?).map_or(a.elem, |r| r.elem);
+            let e = m
+                .tensor_type(*o.results.first()?)
+                .map_or(a.elem, |r| r.elem);
             same_elem(dot_general(&a.shape, &b.shape, dd), e)
         }
         OpKind::Reduce => {
@@ -506,7 +694,11 @@ pub fn infer_result_types(m: &Module, op: OpId) -> Option<ShapeResult<Vec<Type>>
             let shape = reduce(&a.shape, &ints("dimensions")?);
             let body = m.region(*o.regions.first()?);
             let ret = m.op(*body.ops.last()?);
-            let elems: Option<Vec<ElemType>> = ret.operands.iter().map(|&v| m.tensor_type(v).map(|t| t.elem)).collect();
+            let elems: Option<Vec<ElemType>> = ret
+                .operands
+                .iter()
+                .map(|&v| m.tensor_type(v).map(|t| t.elem))
+                .collect();
             let elems = elems?;
             if elems.len() != n {
                 return None;

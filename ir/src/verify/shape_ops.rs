@@ -41,7 +41,10 @@ fn constant(v: &mut OpV) -> Option<()> {
                 v.err("C1", format!("requires the value and the output to have the same type, but the value has type {a} and the output has type {b}"));
             }
         }
-        Some(_) => v.err("", "expects attribute 'value' to be a dense elements attribute"),
+        Some(_) => v.err(
+            "",
+            "expects attribute 'value' to be a dense elements attribute",
+        ),
         None => v.err("", "requires attribute 'value'"),
     }
     Some(())
@@ -51,7 +54,13 @@ fn iota(v: &mut OpV) -> Option<()> {
     let r = v.result(0)?;
     let d = v.req_int("iota_dimension")?;
     if d < 0 || d as u64 >= r.rank() as u64 {
-        v.err("C1", format!("expects iota_dimension in [0, {}) (the output rank), but got {d}", r.rank()));
+        v.err(
+            "C1",
+            format!(
+                "expects iota_dimension in [0, {}) (the output rank), but got {d}",
+                r.rank()
+            ),
+        );
     }
     Some(())
 }
@@ -60,7 +69,13 @@ fn broadcast_in_dim(v: &mut OpV) -> Option<()> {
     let (a, r) = (v.operand(0)?, v.result(0)?);
     let dims = v.req_i64s("broadcast_dimensions")?;
     if a.elem != r.elem {
-        v.err("C1", format!("requires operand and result to have the same element type, but got {} and {}", a.elem, r.elem));
+        v.err(
+            "C1",
+            format!(
+                "requires operand and result to have the same element type, but got {} and {}",
+                a.elem, r.elem
+            ),
+        );
     }
     if dims.len() != a.rank() {
         v.err("C2", format!("expects broadcast_dimensions to have size {} (the operand rank), but it has size {}", a.rank(), dims.len()));
@@ -84,18 +99,33 @@ fn broadcast(v: &mut OpV) -> Option<()> {
     let a = v.operand(0)?;
     let sizes = v.req_i64s("broadcast_sizes")?;
     if let Some(s) = sizes.iter().find(|&&s| s < 0) {
-        v.err("", format!("expects non-negative broadcast_sizes, but got {s}"));
+        v.err(
+            "",
+            format!("expects non-negative broadcast_sizes, but got {s}"),
+        );
         return None;
     }
     let mut shape = sizes;
     shape.extend_from_slice(&a.shape);
-    v.expect_result(0, a.elem, &shape, "", "broadcast_sizes followed by the operand shape")
+    v.expect_result(
+        0,
+        a.elem,
+        &shape,
+        "",
+        "broadcast_sizes followed by the operand shape",
+    )
 }
 
 fn reshape(v: &mut OpV) -> Option<()> {
     let (a, r) = (v.operand(0)?, v.result(0)?);
     if a.elem != r.elem {
-        v.err("C1", format!("requires operand and result to have the same element type, but got {} and {}", a.elem, r.elem));
+        v.err(
+            "C1",
+            format!(
+                "requires operand and result to have the same element type, but got {} and {}",
+                a.elem, r.elem
+            ),
+        );
     }
     if a.num_elements() != r.num_elements() {
         v.err("C2", format!("requires operand and result to have the same number of elements, but {} has {} and {} has {}", tensor_str(a), a.num_elements(), tensor_str(r), r.num_elements()));
@@ -107,7 +137,13 @@ fn transpose(v: &mut OpV) -> Option<()> {
     let a = v.operand(0)?;
     let perm = v.req_i64s("permutation")?;
     match shape::transpose(&a.shape, &perm) {
-        Ok(s) => v.expect_result(0, a.elem, &s, "C4", "the operand shape permuted by permutation"),
+        Ok(s) => v.expect_result(
+            0,
+            a.elem,
+            &s,
+            "C4",
+            "the operand shape permuted by permutation",
+        ),
         Err(e) => {
             v.shape_err(e);
             None
@@ -118,7 +154,14 @@ fn transpose(v: &mut OpV) -> Option<()> {
 fn reverse(v: &mut OpV) -> Option<()> {
     let (a, r) = (v.operand(0)?, v.result(0)?);
     if a != r {
-        v.err("C1", format!("requires operand and result to have the same type, but got {} and {}", tensor_str(a), tensor_str(r)));
+        v.err(
+            "C1",
+            format!(
+                "requires operand and result to have the same type, but got {} and {}",
+                tensor_str(a),
+                tensor_str(r)
+            ),
+        );
     }
     let dims = v.req_i64s("dimensions")?;
     if let Err(e) = check_dims(&dims, r.rank(), "dimensions", "C3", "C2") {
@@ -133,7 +176,13 @@ fn slice(v: &mut OpV) -> Option<()> {
     let limit = v.req_i64s("limit_indices")?;
     let strides = v.req_i64s("strides")?;
     match shape::slice(&a.shape, &start, &limit, &strides) {
-        Ok(s) => v.expect_result(0, a.elem, &s, "C5", "ceil((limit_indices - start_indices) / strides)"),
+        Ok(s) => v.expect_result(
+            0,
+            a.elem,
+            &s,
+            "C5",
+            "ceil((limit_indices - start_indices) / strides)",
+        ),
         Err(e) => {
             v.shape_err(e);
             None
@@ -145,14 +194,23 @@ fn slice(v: &mut OpV) -> Option<()> {
 fn start_indices(v: &mut OpV, first: usize, rank: usize, size_c: &str, same_c: &str) -> Option<()> {
     let n = v.op.operands.len().saturating_sub(first);
     if n != rank {
-        v.err(size_c, format!("expects {rank} start indices (the operand rank), but got {n}"));
+        v.err(
+            size_c,
+            format!("expects {rank} start indices (the operand rank), but got {n}"),
+        );
         return None;
     }
     let t0 = v.operand_ty(first);
     for i in first..v.op.operands.len() {
         let t = v.operand(i)?;
         if t.rank() != 0 || !t.elem.is_integer() {
-            v.err("", format!("expects start indices to be integer scalars, but operand #{i} is {}", tensor_str(t)));
+            v.err(
+                "",
+                format!(
+                    "expects start indices to be integer scalars, but operand #{i} is {}",
+                    tensor_str(t)
+                ),
+            );
             return None;
         }
         if v.operand_ty(i) != t0 {
@@ -168,10 +226,23 @@ fn dynamic_slice(v: &mut OpV) -> Option<()> {
     let sizes = v.req_i64s("slice_sizes")?;
     let r = v.result(0)?;
     if a.elem != r.elem {
-        v.err("C1", format!("requires operand and result to have the same element type, but got {} and {}", a.elem, r.elem));
+        v.err(
+            "C1",
+            format!(
+                "requires operand and result to have the same element type, but got {} and {}",
+                a.elem, r.elem
+            ),
+        );
     }
     if sizes.len() != a.rank() {
-        v.err("C2", format!("expects slice_sizes to have size {} (the operand rank), but it has size {}", a.rank(), sizes.len()));
+        v.err(
+            "C2",
+            format!(
+                "expects slice_sizes to have size {} (the operand rank), but it has size {}",
+                a.rank(),
+                sizes.len()
+            ),
+        );
         return None;
     }
     start_indices(v, 1, a.rank(), "C2", "C3")?;
@@ -187,18 +258,45 @@ fn dynamic_slice(v: &mut OpV) -> Option<()> {
 fn dynamic_update_slice(v: &mut OpV) -> Option<()> {
     let (a, u, r) = (v.operand(0)?, v.operand(1)?, v.result(0)?);
     if a != r {
-        v.err("C1", format!("requires operand and result to have the same type, but got {} and {}", tensor_str(a), tensor_str(r)));
+        v.err(
+            "C1",
+            format!(
+                "requires operand and result to have the same type, but got {} and {}",
+                tensor_str(a),
+                tensor_str(r)
+            ),
+        );
     }
     if u.elem != a.elem {
-        v.err("C2", format!("requires update and operand to have the same element type, but got {} and {}", u.elem, a.elem));
+        v.err(
+            "C2",
+            format!(
+                "requires update and operand to have the same element type, but got {} and {}",
+                u.elem, a.elem
+            ),
+        );
     }
     if u.rank() != a.rank() {
-        v.err("C3", format!("requires update and operand to have the same rank, but got {} and {}", u.rank(), a.rank()));
+        v.err(
+            "C3",
+            format!(
+                "requires update and operand to have the same rank, but got {} and {}",
+                u.rank(),
+                a.rank()
+            ),
+        );
         return None;
     }
     start_indices(v, 2, a.rank(), "C4", "C5")?;
     if u.shape.iter().zip(a.shape.iter()).any(|(x, y)| x > y) {
-        v.err("C6", format!("expects the update shape to fit in the operand, but got {} and {}", tensor_str(u), tensor_str(a)));
+        v.err(
+            "C6",
+            format!(
+                "expects the update shape to fit in the operand, but got {} and {}",
+                tensor_str(u),
+                tensor_str(a)
+            ),
+        );
     }
     Some(())
 }
@@ -224,7 +322,13 @@ fn concatenate(v: &mut OpV) -> Option<()> {
 fn pad(v: &mut OpV) -> Option<()> {
     let (a, p) = (v.operand(0)?, v.operand(1)?);
     if p.rank() != 0 {
-        v.err("", format!("expects padding_value to be a scalar, but got {}", tensor_str(p)));
+        v.err(
+            "",
+            format!(
+                "expects padding_value to be a scalar, but got {}",
+                tensor_str(p)
+            ),
+        );
     }
     if p.elem != a.elem {
         v.err("C1", format!("requires operand and padding_value to have the same element type, but got {} and {}", a.elem, p.elem));
@@ -233,7 +337,13 @@ fn pad(v: &mut OpV) -> Option<()> {
     let hi = v.req_i64s("edge_padding_high")?;
     let it = v.req_i64s("interior_padding")?;
     match shape::pad(&a.shape, &lo, &hi, &it) {
-        Ok(s) => v.expect_result(0, a.elem, &s, "C4", "operand + low + high + interior padding"),
+        Ok(s) => v.expect_result(
+            0,
+            a.elem,
+            &s,
+            "C4",
+            "operand + low + high + interior padding",
+        ),
         Err(e) => {
             v.shape_err(e);
             None
@@ -245,7 +355,13 @@ fn get_dimension_size(v: &mut OpV) -> Option<()> {
     let a = v.operand(0)?;
     let d = v.req_int("dimension")?;
     if d < 0 || d as u64 >= a.rank() as u64 {
-        v.err("C1", format!("expects dimension in [0, {}) (the operand rank), but got {d}", a.rank()));
+        v.err(
+            "C1",
+            format!(
+                "expects dimension in [0, {}) (the operand rank), but got {d}",
+                a.rank()
+            ),
+        );
     }
     v.expect_result(0, ElemType::Int(32), &[], "", "a scalar i32")
 }

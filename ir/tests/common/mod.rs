@@ -78,7 +78,11 @@ pub fn chunks() -> Vec<Chunk> {
             }
             let before = src[..off].trim_end_matches('\n');
             let line = before.rsplit('\n').next().unwrap_or("");
-            let label = line.strip_prefix("// -----").map(str::trim).unwrap_or("").to_string();
+            let label = line
+                .strip_prefix("// -----")
+                .map(str::trim)
+                .unwrap_or("")
+                .to_string();
             out.push(Chunk {
                 file: file.clone(),
                 malformed: f.components().any(|c| c.as_os_str() == "malformed"),

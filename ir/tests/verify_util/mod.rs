@@ -9,14 +9,14 @@ pub fn diagnostics(src: &str) -> Vec<String> {
     let m = parse_module(src).unwrap_or_else(|e| panic!("test input does not parse: {e}\n{src}"));
     match verify_module(&m) {
         Ok(()) => Vec::new(),
-        Err(e) => e
-            .0
-            .iter()
-            .map(|d| {
-                let notes: Vec<&str> = d.notes.iter().map(|(_, n)| n.as_str()).collect();
-                format!("{} [{}]", d.message, notes.join("; "))
-            })
-            .collect(),
+        Err(e) => {
+            e.0.iter()
+                .map(|d| {
+                    let notes: Vec<&str> = d.notes.iter().map(|(_, n)| n.as_str()).collect();
+                    format!("{} [{}]", d.message, notes.join("; "))
+                })
+                .collect()
+        }
     }
 }
 
@@ -31,9 +31,17 @@ pub fn ok(src: &str) {
 #[track_caller]
 pub fn fails(src: &str, fragments: &[&str]) {
     let d = diagnostics(src);
-    assert_eq!(d.len(), fragments.len(), "expected {} errors, got {d:#?}\n{src}", fragments.len());
+    assert_eq!(
+        d.len(),
+        fragments.len(),
+        "expected {} errors, got {d:#?}\n{src}",
+        fragments.len()
+    );
     for f in fragments {
-        assert!(d.iter().any(|m| m.contains(f)), "no error contains {f:?}: {d:#?}\n{src}");
+        assert!(
+            d.iter().any(|m| m.contains(f)),
+            "no error contains {f:?}: {d:#?}\n{src}"
+        );
     }
 }
 

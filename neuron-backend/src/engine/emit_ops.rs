@@ -12,7 +12,7 @@ use crate::engine::classify::{OpWork, ANY_EW};
 use crate::engine::isa::{BufId, Engine, Instr, InstrId, Mem, Opcode};
 use crate::engine::lower::{share, Avail, EngineError, Lowerer};
 use crate::engine::tiling::{elems_bytes, matmul_dims, partition_extent, resident_bytes_pp, root, split, MatmulDims, Tiling};
-use neuronc_ir::{OpId, ValueId};
+use neuronc_ir::{OpId, OpKind, ValueId};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Columns of one matmul chunk: 4 PSUM banks of 512 FP32, so two chunks can be in flight
@@ -25,7 +25,7 @@ enum Src {
     /// Resident (or loaded whole): these instructions produce it, in pieces.
     Pieces(Vec<InstrId>, BufId),
     /// Loaded per record from HBM into a slot.
-    Stream { hbm: BufId, after: Vec<InstrId>, slot: BufId },
+    Stream { hbm: BufId, after: Vec<InstrId>, slot: BufId, bytes: u64 },
 }
 
 /// The matmul of a kernel: dimensions and the stationary choice.
@@ -65,6 +65,8 @@ struct Kx {
     resident_readers: FxHashMap<ValueId, Vec<InstrId>>,
     /// The kernel's local allocation (offset, bytes per partition).
     local: (u64, u64),
+    /// Tables read by gathers: only the gathered bytes move (indirect DMA, facts §1.3).
+    gathered: FxHashMap<ValueId, u64>,
 }
 
 /// Lowers the compute of kernel `k` (at order position `pos`).
@@ -88,7 +90,7 @@ pub(crate) fn lower_compute(
     }
     let mm = matmul_of(lw, ops, &works);
     let tiling = kernel_tiling(lw, ops, &works, mm.as_ref());
-    let whole = mm.is_some() || works.iter().any(|w| matches!(w, OpWork::Pool { .. } | OpWork::ReducePartition { .. }));
+    let whole = mm.is_some() || works.iter().any(|w| matches!(w, OpWork::Pool { .. }));
     let mut kx = Kx {
         k: k as u32,
         tiling,
@@ -101,6 +103,7 @@ pub(crate) fn lower_compute(
         all: Vec::new(),
         resident_readers: FxHashMap::default(),
         local: (0, 0),
+        gathered: FxHashMap::default(),
     };
     let first_op = m.op(ops[0]).kind.short_name();
     plan_memory(lw, &mut kx, k, pos, ops, &works, needed, whole, first_op)?;
@@ -231,6 +234,7 @@ fn kernel_tiling(lw: &Lowerer, ops: &[OpId], works: &[OpWork], mm: Option<&Mm>) 
         };
     }
     let mut anchor: Option<(u64, ValueId)> = None;
+    let mut reduce_anchor: Option<(u64, ValueId)> = None;
     let mut row = 1u64;
     let mut eb = 1u64;
     for (i, &op) in ops.iter().enumerate() {
@@ -248,30 +252,28 @@ fn kernel_tiling(lw: &Lowerer, ops: &[OpId], works: &[OpWork], mm: Option<&Mm>) 
             }
         }
         if let OpWork::ReduceFree { .. } = works[i] {
+            // The reduced operand sets the tiling: its rows must stay whole in a tile.
+            if let Some(&x) = o.operands.first() {
+                let (e, _) = elems_bytes(m, x);
+                if reduce_anchor.is_none_or(|(ae, _)| e > ae) {
+                    reduce_anchor = Some((e, x));
+                }
+            }
             let shape = o.operands.first().and_then(|&v| m.tensor_type(v)).map(|t| t.shape.to_vec()).unwrap_or_default();
             let dims = o.attrs.i64_array("dimensions").unwrap_or_default();
             let r: u64 = dims.iter().filter_map(|&d| shape.get(d as usize)).map(|&x| x.max(1) as u64).product();
             row = row.max(r);
         }
     }
-    let (elems, v) = anchor.unwrap_or((1, ops[0].index().into_value()));
+    let (elems, v) = reduce_anchor.or(anchor).unwrap_or((1, ValueId(0)));
     let p = if elems > 1 { partition_extent(m, &lw.plan.layout, v) } else { 1 };
     Tiling::new(elems.max(1), p, row, eb, max)
 }
 
-trait IntoValue {
-    fn into_value(self) -> ValueId;
-}
-impl IntoValue for usize {
-    fn into_value(self) -> ValueId {
-        ValueId(self as u32)
-    }
-}
-
-/// Per-tile bytes per partition of value `v` under `t`.
+/// Per-tile bytes per partition of value `v` under `t` (its own layout, split over the
+/// kernel's tiles).
 fn tile_bytes_pp(lw: &Lowerer, t: &Tiling, v: ValueId) -> u64 {
-    let (_, bytes) = elems_bytes(lw.m, v);
-    bytes.div_ceil(t.tiles() * t.parts as u64).max(1)
+    resident_bytes_pp(lw.m, &lw.plan.layout, v).div_ceil(t.tiles()).max(1)
 }
 
 /// Allocates the kernel's local buffers and resident outputs; resolves input sources.
@@ -288,7 +290,7 @@ fn plan_memory(
     first_op: &str,
 ) -> Result<(), EngineError> {
     let m = lw.m;
-    let mut roots: Vec<(ValueId, ValueId)> = lw.plan.fusion.kernels[k].inputs.iter().map(|&v| (v, root(m, v))).collect();
+    let mut roots: Vec<(ValueId, ValueId)> = lw.kernels[k].inputs.iter().map(|&v| (v, root(m, v))).collect();
     roots.sort_unstable_by_key(|&(v, r)| (r, v));
     let keep: FxHashSet<ValueId> = roots.iter().map(|&(_, r)| r).collect();
     // Streams: HBM inputs (streamed kernels) and every computed value.
@@ -300,8 +302,10 @@ fn plan_memory(
             continue;
         }
         let resident = lw.avail.get(&r).is_some_and(|a| a.sbuf.is_some());
+        // Inputs too large to hold whole (a quarter of a partition) are streamed.
+        let fits = resident_bytes_pp(m, &lw.plan.layout, r) <= lw.sbuf.capacity() / 4;
         if !resident {
-            if whole {
+            if whole && fits {
                 whole_loads.push(r);
             } else {
                 streams.push(r);
@@ -316,10 +320,32 @@ fn plan_memory(
     if let Some(o) = ops.iter().find(|&&o| works[ops.iter().position(|&x| x == o).unwrap_or(0)] == OpWork::Matmul) {
         streams.extend(m.op(*o).results.iter().copied());
     }
-    let slot_bytes: Vec<u64> = streams.iter().map(|&v| 2 * tile_bytes_pp(lw, &kx.tiling, v)).collect();
-    let whole_bytes: Vec<u64> = whole_loads.iter().map(|&v| resident_bytes_pp(m, &lw.plan.layout, v)).collect();
-    let local: u64 = slot_bytes.iter().sum::<u64>() + whole_bytes.iter().sum::<u64>();
-    let Some((off, war)) = lw.alloc_spilling(local, pos, &keep) else {
+    for &op in ops {
+        let o = m.op(op);
+        let gather = matches!(o.kind, OpKind::Gather | OpKind::TorchIndexSelect | OpKind::DynamicGather | OpKind::DynamicSlice);
+        if let (true, Some(&t), Some(&res)) = (gather, o.operands.first(), o.results.first()) {
+            let r = root(m, t);
+            let moved = elems_bytes(m, r).1.min(elems_bytes(m, res).1);
+            kx.gathered.insert(r, moved);
+        }
+    }
+    // Double buffering: two slots per stream (one when the kernel has a single record).
+    let nslots = kx.tiling.records().min(2) as u64;
+    let mut slot_bytes: Vec<u64> = streams.iter().map(|&v| nslots * tile_bytes_pp(lw, &kx.tiling, v)).collect();
+    let mut whole_bytes: Vec<u64> = whole_loads.iter().map(|&v| resident_bytes_pp(m, &lw.plan.layout, v)).collect();
+    let mut local: u64 = slot_bytes.iter().sum::<u64>() + whole_bytes.iter().sum::<u64>();
+    let mut grant = lw.alloc_spilling(local, pos, &keep);
+    if grant.is_none() && !whole_loads.is_empty() {
+        // Stream the operands instead of holding them whole.
+        for v in whole_loads.drain(..) {
+            slot_bytes.push(nslots * tile_bytes_pp(lw, &kx.tiling, v));
+            streams.push(v);
+        }
+        whole_bytes.clear();
+        local = slot_bytes.iter().sum::<u64>();
+        grant = lw.alloc_spilling(local, pos, &keep);
+    }
+    let Some((off, war)) = grant else {
         let capacity = lw.sbuf.capacity();
         let available = capacity - lw.resident_pinned(&keep);
         return Err(EngineError::SbufOverflow { kernel: k, op: first_op.to_string(), needed: local, available, capacity });
@@ -391,7 +417,8 @@ fn resolve_inputs(lw: &mut Lowerer, kx: &mut Kx, roots: &[(ValueId, ValueId)], w
             Src::Pieces(ids, buf)
         } else {
             let slot = kx.slots.get(&r).copied().unwrap_or(0);
-            Src::Stream { hbm: a.hbm.unwrap_or(0), after: a.hbm_pieces.clone(), slot }
+            let bytes = kx.gathered.get(&r).copied().unwrap_or_else(|| elems_bytes(m, r).1);
+            Src::Stream { hbm: a.hbm.unwrap_or(0), after: a.hbm_pieces.clone(), slot, bytes }
         };
         done.insert(r, src.clone());
         kx.inputs.push((v, src));
@@ -419,11 +446,11 @@ fn load_inputs(lw: &mut Lowerer, kx: &mut Kx, c: usize, count: u32) {
                     p
                 }
             }
-            Src::Stream { hbm, after, slot } => {
+            Src::Stream { hbm, after, slot, bytes } => {
                 let id = match loaded.get(&r) {
                     Some(&id) => id,
                     None => {
-                        let bytes = share(elems_bytes(lw.m, r).1, count, kx.tiling.tiles());
+                        let bytes = share(bytes, count, kx.tiling.tiles());
                         let mut deps = after;
                         deps.extend(slot_war(kx, r, c));
                         let id = lw.dma(Opcode::Load, kx.k, bytes, kx.tiling.parts, deps, vec![hbm], vec![slot]);

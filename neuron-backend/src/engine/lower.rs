@@ -26,6 +26,7 @@ use crate::engine::isa::{BufId, Engine, Instr, InstrId, Mem, Opcode, Program, DM
 use crate::engine::memory::{PsumBanks, SbufAllocator};
 use crate::engine::tiling::{elems_bytes, root, split};
 use neuronc_ir::{Func, Module, OpId, ValueDef, ValueId};
+use neuronc_passes::neuron::fusion::Kernel;
 use neuronc_passes::neuron::NeuronPlan;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cmp::Reverse;
@@ -126,6 +127,8 @@ pub(crate) struct Avail {
 pub(crate) struct Lowerer<'a> {
     pub m: &'a Module,
     pub plan: &'a NeuronPlan,
+    /// The kernels being lowered (the plan's, with any cyclic ones split).
+    pub kernels: Vec<Kernel>,
     pub opts: &'a EngineOptions,
     pub prog: Program,
     pub sbuf: SbufAllocator,
@@ -152,8 +155,9 @@ const LOCAL_LAG: usize = 2;
 
 /// Lowers `func` under `plan` to an engine program.
 pub fn lower(m: &Module, func: &Func, plan: &NeuronPlan, opts: &EngineOptions) -> Result<Lowered, EngineError> {
-    let order = kernel_order(m, plan)?;
+    let (kernels, order) = kernels_in_order(m, plan)?;
     let mut lw = Lowerer::new(m, plan, opts);
+    lw.kernels = kernels;
     lw.prepare(func, &order);
     let mut kernels = 0;
     for (pos, &k) in order.iter().enumerate() {
@@ -178,9 +182,47 @@ pub fn lower(m: &Module, func: &Func, plan: &NeuronPlan, opts: &EngineOptions) -
     })
 }
 
-/// Topological order of the kernels (Kahn; ties by the program position of the first op).
-fn kernel_order(m: &Module, plan: &NeuronPlan) -> Result<Vec<usize>, EngineError> {
-    let ks = &plan.fusion.kernels;
+/// The kernels to lower, in a topological order of the kernel graph (Kahn; ties by the
+/// program position of the first op). Kernels on or after a cycle of the fusion plan (which
+/// the plan should never contain) are split into one kernel per op, so lowering still
+/// succeeds.
+fn kernels_in_order(m: &Module, plan: &NeuronPlan) -> Result<(Vec<Kernel>, Vec<usize>), EngineError> {
+    let mut ks: Vec<Kernel> = plan.fusion.kernels.clone();
+    for _ in 0..2 {
+        match kernel_order(m, plan, &ks) {
+            Ok(order) => return Ok((ks, order)),
+            Err(stuck) => {
+                let mut next: Vec<Kernel> = Vec::with_capacity(ks.len());
+                for (k, kernel) in ks.into_iter().enumerate() {
+                    if stuck.contains(&k) && kernel.ops.len() > 1 {
+                        next.extend(kernel.ops.iter().map(|&o| singleton(m, o)));
+                    } else {
+                        next.push(kernel);
+                    }
+                }
+                ks = next;
+            }
+        }
+    }
+    kernel_order(m, plan, &ks).map(|o| (ks, o)).map_err(|stuck| EngineError::KernelCycle(stuck[0]))
+}
+
+/// A kernel holding just `op`.
+fn singleton(m: &Module, op: OpId) -> Kernel {
+    let o = m.op(op);
+    let mut inputs: Vec<ValueId> =
+        o.operands.iter().copied().filter(|&v| m.tensor_type(v).is_none_or(|t| t.rank() > 0)).collect();
+    inputs.sort_unstable();
+    inputs.dedup();
+    Kernel { ops: vec![op], duplicated: vec![], inputs, outputs: o.results.clone(), hbm_bytes: 0 }
+}
+
+/// Kahn's algorithm over `ks`; on a cycle, the kernels that never became ready.
+fn kernel_order(m: &Module, plan: &NeuronPlan, ks: &[Kernel]) -> Result<Vec<usize>, Vec<usize>> {
+    let mut owner: FxHashMap<OpId, usize> = FxHashMap::default();
+    for (k, kernel) in ks.iter().enumerate() {
+        owner.extend(kernel.ops.iter().map(|&o| (o, k)));
+    }
     let mut indeg = vec![0usize; ks.len()];
     let mut succ: Vec<Vec<usize>> = vec![Vec::new(); ks.len()];
     for (k, kernel) in ks.iter().enumerate() {
@@ -188,7 +230,7 @@ fn kernel_order(m: &Module, plan: &NeuronPlan) -> Result<Vec<usize>, EngineError
             .inputs
             .iter()
             .filter_map(|&v| match m.value(v).def {
-                ValueDef::Result(op, _) => plan.fusion.kernel_of.get(&op).copied(),
+                ValueDef::Result(op, _) => owner.get(&op).copied(),
                 ValueDef::RegionArg(..) => None,
             })
             .filter(|&p| p != k)
@@ -213,9 +255,11 @@ fn kernel_order(m: &Module, plan: &NeuronPlan) -> Result<Vec<usize>, EngineError
             }
         }
     }
-    match (0..ks.len()).find(|&k| indeg[k] > 0) {
-        Some(k) => Err(EngineError::KernelCycle(k)),
-        None => Ok(order),
+    let stuck: Vec<usize> = (0..ks.len()).filter(|&k| indeg[k] > 0).collect();
+    if stuck.is_empty() {
+        Ok(order)
+    } else {
+        Err(stuck)
     }
 }
 
@@ -224,6 +268,7 @@ impl<'a> Lowerer<'a> {
         Lowerer {
             m,
             plan,
+            kernels: Vec::new(),
             opts,
             prog: Program::default(),
             sbuf: SbufAllocator::new(opts.model.sbuf_partition_bytes),
@@ -249,7 +294,7 @@ impl<'a> Lowerer<'a> {
             self.avail.insert(a, Avail { sbuf: None, hbm: Some(hbm), pieces: vec![], hbm_pieces: vec![], readers: vec![] });
         }
         for (pos, &k) in order.iter().enumerate() {
-            for &v in &self.plan.fusion.kernels[k].inputs {
+            for &v in &self.kernels[k].inputs {
                 let r = root(m, v);
                 let u = self.uses.entry(r).or_default();
                 if u.last() != Some(&pos) {
@@ -324,6 +369,11 @@ impl<'a> Lowerer<'a> {
         loop {
             if let Some(g) = self.sbuf.alloc(bytes) {
                 return Some((g.offset, g.war));
+            }
+            if let Some((off, bytes, acc)) = self.local_frees.pop_front() {
+                // Give up the overlap with recent kernels before spilling tensors.
+                self.sbuf.free(off, bytes, acc);
+                continue;
             }
             let victim = self
                 .avail
@@ -447,12 +497,24 @@ impl<'a> Lowerer<'a> {
 
     /// The work of `op`, given whether its kernel computes.
     pub fn work_of(&self, op: OpId, computes: bool) -> OpWork {
-        op_work(self.m, op, self.cross.contains(&op), computes)
+        op_work(self.m, op, self.cross.contains(&op) || self.reduces_partitions(op), computes)
+    }
+
+    /// Whether a reduce reduces its operand's partition dimension (checked here too, so
+    /// the lowering agrees with the layout it tiles by).
+    fn reduces_partitions(&self, op: OpId) -> bool {
+        let o = self.m.op(op);
+        if o.kind != neuronc_ir::OpKind::Reduce {
+            return false;
+        }
+        let dims = o.attrs.i64_array("dimensions").unwrap_or_default();
+        let part = o.operands.first().and_then(|&v| self.plan.layout.of(v));
+        part.is_some_and(|p| dims.contains(&(p as i64)))
     }
 
     /// Lowers kernel `k` at position `pos` of the kernel order.
     fn lower_kernel(&mut self, k: usize, pos: usize) -> Result<(), EngineError> {
-        let kernel = &self.plan.fusion.kernels[k];
+        let kernel = &self.kernels[k];
         let mut ops: Vec<OpId> = kernel.ops.iter().chain(&kernel.duplicated).copied().collect();
         ops.sort_by_key(|o| self.plan.graph.pos.get(o).copied().unwrap_or(usize::MAX));
         let pre: Vec<OpWork> = ops.iter().map(|&o| self.work_of(o, false)).collect();
@@ -478,7 +540,7 @@ impl<'a> Lowerer<'a> {
     /// Roots produced by this kernel's own ops that must be materialized (read by a later
     /// kernel or returned), in value order.
     fn needed_roots(&self, k: usize, ops: &[OpId]) -> Vec<ValueId> {
-        let own: FxHashSet<OpId> = self.plan.fusion.kernels[k].ops.iter().copied().collect();
+        let own: FxHashSet<OpId> = self.kernels[k].ops.iter().copied().collect();
         let mut out: Vec<ValueId> = ops
             .iter()
             .filter(|o| own.contains(o))

@@ -88,9 +88,9 @@ fn transpose_transpose(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
     let outer = rw.m.op(op).attrs.i64_array("permutation")?;
     let inner = def_of_kind(rw.m, rw.m.op(op).operands[0], OpKind::Transpose)?;
     let p = rw.m.op(inner).attrs.i64_array("permutation")?;
-    let composed: Vec<i64> = outer
+    let composed: Vec<i64> = p
         .iter()
-        .map(|&q| usize::try_from(q).ok().and_then(|q| p.get(q).copied()))
+        .map(|&q| usize::try_from(q).ok().and_then(|q| outer.get(q).copied()))
         .collect::<Option<_>>()?;
     let x = rw.m.op(inner).operands[0];
     let identity = is_iota(&composed);

@@ -286,7 +286,9 @@ impl Planner<'_> {
         if outside && !duplicate && self.creates_cycle(p, k) {
             return Err(Rule::WouldCreateCycle);
         }
-        let inputs = self.inputs_with(p, k).len();
+        // Scalars ride along in instruction operands; only tensors need a DMA stream.
+        let is_tensor = |v: &ValueId| self.m.tensor_type(*v).is_some_and(|t| t.rank() > 0);
+        let inputs = self.inputs_with(p, k).iter().filter(|v| is_tensor(v)).count();
         if inputs > self.cfg.max_inputs {
             return Err(Rule::TooManyInputs { inputs });
         }
@@ -363,10 +365,14 @@ impl Planner<'_> {
         self.m.op(p).results.iter().flat_map(move |&r| self.g.users_of(r).iter().map(|&(u, _)| u)).filter(move |u| members.contains(u) || dup.contains(u))
     }
 
+    /// Whether `p` has a user that is not owned by kernel `k`. Users merely copied into
+    /// `k` count as outside: their originals stay alive for their other users.
     fn has_users_outside(&self, p: OpId, k: usize) -> bool {
-        self.m.op(p).results.iter().any(|&r| {
-            self.g.users_of(r).iter().any(|&(u, _)| !self.members[k].contains(&u) && !self.dup[k].contains(&u))
-        })
+        self.m
+            .op(p)
+            .results
+            .iter()
+            .any(|&r| self.g.users_of(r).iter().any(|&(u, _)| !self.members[k].contains(&u)))
     }
 
     /// Whether some user of `p` outside kernel `k` reaches `k` (bounded forward search:
@@ -410,8 +416,7 @@ impl Planner<'_> {
         for &op in self.members[k].iter().chain(self.dup[k].iter()).chain([&p]) {
             for &v in &self.m.op(op).operands {
                 let internal = matches!(self.m.value(v).def, ValueDef::Result(d, _) if inside(d));
-                let scalar = self.m.tensor_type(v).is_some_and(|t| t.rank() == 0);
-                if !internal && !scalar {
+                if !internal {
                     inputs.insert(v);
                 }
             }
@@ -435,21 +440,28 @@ impl Planner<'_> {
         let m = self.m;
         let mut kernels = Vec::with_capacity(self.members.len());
         let mut renumber: FxHashMap<usize, usize> = FxHashMap::default();
-        for k in 0..self.members.len() {
-            if self.fully_duplicated(k) {
-                continue;
-            }
+        let kept: Vec<usize> = (0..self.members.len()).filter(|&k| !self.fully_duplicated(k)).collect();
+        let all_inputs: Vec<FxHashSet<ValueId>> = kept
+            .iter()
+            .map(|&k| self.inputs_with(*self.members[k].iter().next().expect("kernels are non-empty"), k))
+            .collect();
+        for (ki, &k) in kept.iter().enumerate() {
             renumber.insert(k, kernels.len());
             let mut ops: Vec<OpId> = self.members[k].iter().copied().collect();
             ops.sort_by_key(|o| self.g.pos[o]);
             let mut duplicated: Vec<OpId> = self.dup[k].iter().copied().collect();
             duplicated.sort_by_key(|o| self.g.pos[o]);
-            let mut inputs: Vec<ValueId> = self.inputs_with(ops[0], k).into_iter().collect();
+            let mut inputs: Vec<ValueId> = all_inputs[ki].iter().copied().collect();
             inputs.sort_unstable();
+            // Outputs: results used by ops outside the kernel, or read by another kernel
+            // (including through the copies of cheap ops duplicated into it).
             let outputs: Vec<ValueId> = ops
                 .iter()
                 .flat_map(|&o| m.op(o).results.iter().copied())
-                .filter(|&r| self.g.users_of(r).iter().any(|&(u, _)| self.kernel_of.get(&u) != Some(&k)))
+                .filter(|&r| {
+                    self.g.users_of(r).iter().any(|&(u, _)| self.kernel_of.get(&u) != Some(&k))
+                        || all_inputs.iter().enumerate().any(|(kj, ins)| kj != ki && ins.contains(&r))
+                })
                 .collect();
             let moves_data = ops.iter().any(|&o| classify(m, o) >= OpClass::Loop);
             let hbm_bytes = if moves_data {

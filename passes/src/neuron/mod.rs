@@ -8,6 +8,8 @@
 pub mod fusion;
 pub mod graph;
 pub mod layout;
+pub mod outline;
+pub mod pass;
 
 use fusion::{FusionConfig, FusionPlan, OpClass};
 use graph::{value_bytes, RegionGraph};

@@ -14,16 +14,15 @@ use crate::ir_util::{clone_op, erase_op};
 use neuronc_ir::{Attr, ElemType, Func, Module, NamedAttrs, OpId, OpKind, RegionId, Span, ValueDef, ValueId};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-/// Outlines every kernel of `plan` (computed on function `func_index`) that holds more
-/// than one op and moves data. Returns the number of kernels outlined.
-pub fn outline_kernels(m: &mut Module, func_index: usize, plan: &NeuronPlan) -> usize {
+/// Outlines the kernels of `plan` (computed on function `func_index`) that hold more
+/// than one op and move data, at most `limit` of them (fuel). Returns how many.
+pub fn outline_kernels(m: &mut Module, func_index: usize, plan: &NeuronPlan, limit: usize) -> usize {
     let body = m.funcs[func_index].body;
     let fname = m.funcs[func_index].name.clone();
-    let mut placed: FxHashMap<OpId, OpId> = FxHashMap::default(); // last member -> composite
     let mut count = 0;
+    let mut renamed: FxHashMap<ValueId, ValueId> = FxHashMap::default();
     for (k, kernel) in plan.fusion.kernels.iter().enumerate() {
-        let moves_data = kernel.ops.iter().any(|&o| super::fusion::classify(m, o) >= OpClass::Loop);
-        if kernel.ops.len() + kernel.duplicated.len() < 2 || !moves_data {
+        if !outlinable(m, kernel) || count >= limit {
             continue;
         }
         let callee = format!("{fname}.kernel{k}");
@@ -44,38 +43,50 @@ pub fn outline_kernels(m: &mut Module, func_index: usize, plan: &NeuronPlan) -> 
         });
         let parts = outputs.iter().map(|&v| plan.layout.of(v).map_or(-1, i64::from)).collect();
         let call = make_composite(m, &callee, k, kernel.inputs.clone(), &result_types, parts);
-        let call_results = m.op(call).results.clone();
-        for (&old, &new) in outputs.iter().zip(&call_results) {
-            m.replace_all_uses(old, new);
-        }
+        // The composite takes the place of the kernel's last op; the other owned ops leave
+        // the body (duplicated ones stay for their other users; DCE removes dead copies).
         let last = *kernel.ops.iter().max_by_key(|o| plan.graph.pos[*o]).unwrap_or(&members[0]);
-        placed.insert(last, call);
+        for &o in kernel.ops.iter().filter(|&&o| o != last) {
+            erase_op(m, o);
+        }
+        if let Some(at) = m.region(body).ops.iter().position(|&o| o == last) {
+            m.region_mut(body).ops[at] = call;
+            m.op_mut(call).parent = Some(body);
+            m.op_mut(last).parent = None;
+        }
+        renamed.extend(outputs.iter().copied().zip(m.op(call).results.iter().copied()));
         count += 1;
-        // Owned ops leave the body; duplicated ones stay for their other users (DCE later).
-        for &o in &kernel.ops {
-            if o != last {
-                erase_op(m, o);
-            }
-        }
     }
-    // Swap each kernel's last op for its composite, then restore topological order.
-    let ops = m.region(body).ops.clone();
-    let mut new_ops = Vec::with_capacity(ops.len());
-    for o in ops {
-        match placed.get(&o) {
-            Some(&c) => {
-                m.op_mut(o).parent = None;
-                m.op_mut(c).parent = Some(body);
-                new_ops.push(c);
-            }
-            None => new_ops.push(o),
-        }
-    }
-    let terminator = new_ops.pop_if(|&mut o| m.op(o).kind.is_terminator());
-    let mut sorted = topo_sort(m, new_ops);
+    rename_uses(m, &renamed);
+    // Multi-output kernels may now feed ops placed before them: restore topological order.
+    let mut ops = m.region(body).ops.clone();
+    let terminator = ops.pop_if(|&mut o| m.op(o).kind.is_terminator());
+    let mut sorted = topo_sort(m, ops);
     sorted.extend(terminator);
     m.region_mut(body).ops = sorted;
     count
+}
+
+/// Replaces every use of a renamed value in the live ops of all functions.
+fn rename_uses(m: &mut Module, renamed: &FxHashMap<ValueId, ValueId>) {
+    if renamed.is_empty() {
+        return;
+    }
+    let mut live = Vec::new();
+    m.walk_ops(|op| live.push(op));
+    for op in live {
+        for v in &mut m.op_mut(op).operands {
+            if let Some(&n) = renamed.get(v) {
+                *v = n;
+            }
+        }
+    }
+}
+
+/// Whether a kernel becomes a composite: more than one op, and some op moves data.
+pub fn outlinable(m: &Module, kernel: &super::fusion::Kernel) -> bool {
+    kernel.ops.len() + kernel.duplicated.len() > 1
+        && kernel.ops.iter().any(|&o| super::fusion::classify(m, o) >= OpClass::Loop)
 }
 
 fn build_kernel_body(

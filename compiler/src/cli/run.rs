@@ -1,0 +1,181 @@
+//! `neuronc-rs run FILE [--function F] [--inputs IN.npz] [-o OUT.npz] [--expected EXP.npz]`:
+//! runs a function with the reference interpreter (`neuronc-interp`).
+//!
+//! Inputs are the `arg_000`, `arg_001`, ... arrays of an `.npz` file (default: `FILE`
+//! with the extension `.npz`, when it exists). Results are printed one per line (values
+//! too when small), optionally written as `out_000`, ... to `-o`, and optionally compared
+//! with the `out_*` arrays of `--expected` (exit 1 on any mismatch).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use neuronc_interp::{npz, RunOptions, Tensor};
+
+use super::{input, Command, Ctx, Status};
+use crate::error::Error;
+use crate::source::Unit;
+
+/// Results with at most this many elements are printed with their values.
+const MAX_PRINTED_ELEMENTS: usize = 16;
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Input file (`-` reads stdin).
+    pub file: String,
+    /// Function to run (default: `main`, else the only public function).
+    #[arg(long, value_name = "NAME")]
+    pub function: Option<String>,
+    /// `.npz` with the arguments `arg_000`, ... (default: FILE with extension `.npz`).
+    #[arg(long, value_name = "IN.npz")]
+    pub inputs: Option<PathBuf>,
+    /// Write the results as `out_000`, ... to this `.npz`.
+    #[arg(short, long, value_name = "OUT.npz")]
+    pub output: Option<PathBuf>,
+    /// Compare the results with the `out_*` arrays of this `.npz`.
+    #[arg(long, value_name = "EXP.npz")]
+    pub expected: Option<PathBuf>,
+    /// Relative tolerance of `--expected`.
+    #[arg(long, default_value_t = 1e-5)]
+    pub rtol: f64,
+    /// Absolute tolerance of `--expected`.
+    #[arg(long, default_value_t = 1e-6)]
+    pub atol: f64,
+    /// Number of simulated replicas.
+    #[arg(long, default_value_t = 1)]
+    pub replicas: u32,
+    /// Number of simulated partitions.
+    #[arg(long, default_value_t = 1)]
+    pub partitions: u32,
+}
+
+impl Command for RunArgs {
+    fn run(&self, ctx: &mut Ctx<'_>) -> Result<Status, Error> {
+        let source = input::read_source(ctx, &self.file)?;
+        let unit = Unit::whole(&source);
+        let module = match ctx.session.load(&unit) {
+            Ok(m) => m,
+            Err(e) => {
+                ctx.report(&e);
+                return Ok(Status::Invalid);
+            }
+        };
+        let func = match &self.function {
+            Some(f) => f.clone(),
+            None => module.entry().map(|f| f.name.clone()).ok_or_else(|| {
+                Error::Run("no `main` or single public function; use --function".into())
+            })?,
+        };
+        let inputs = self.load_inputs(ctx, &module, &func)?;
+        let options = RunOptions {
+            replicas: self.replicas,
+            partitions: self.partitions,
+        };
+        let results = ctx.session.run(&module, &func, inputs, &options)?;
+        let mut report = String::new();
+        for (i, t) in results.iter().enumerate() {
+            let _ = writeln!(report, "{}: {}", npz::out_key(i), describe(t));
+        }
+        let status = match &self.expected {
+            Some(path) => compare(ctx, path, &results, self.rtol, self.atol, &mut report)?,
+            None => Status::Ok,
+        };
+        input::write_output(ctx, None, &report)?;
+        if let Some(path) = &self.output {
+            npz::save_outputs(&ctx.resolve(path), &results).map_err(|source| Error::Npz {
+                path: path.display().to_string(),
+                source,
+            })?;
+        }
+        Ok(status)
+    }
+}
+
+impl RunArgs {
+    /// The function's arguments from `--inputs` (or FILE.npz); none if it takes none.
+    fn load_inputs(
+        &self,
+        ctx: &Ctx<'_>,
+        module: &neuronc_ir::Module,
+        func: &str,
+    ) -> Result<Vec<Tensor>, Error> {
+        let types = neuronc_interp::arg_types(module, func)?;
+        let path = match &self.inputs {
+            Some(p) => p.clone(),
+            None if self.file != "-" => Path::new(&self.file).with_extension("npz"),
+            None => PathBuf::new(),
+        };
+        let resolved = ctx.resolve(&path);
+        if self.inputs.is_none() && (types.is_empty() || !resolved.is_file()) {
+            if types.is_empty() {
+                return Ok(Vec::new());
+            }
+            return Err(Error::Run(format!(
+                "@{func} takes {} argument(s); pass --inputs IN.npz",
+                types.len()
+            )));
+        }
+        let npz_err = |source| Error::Npz {
+            path: path.display().to_string(),
+            source,
+        };
+        let arrays = npz::read_npz(&resolved).map_err(npz_err)?;
+        npz::load_args(&arrays, &types).map_err(npz_err)
+    }
+}
+
+/// Compares `results` with `out_*` of `path`, appending one verdict line per result.
+fn compare(
+    ctx: &Ctx<'_>,
+    path: &Path,
+    results: &[Tensor],
+    rtol: f64,
+    atol: f64,
+    report: &mut String,
+) -> Result<Status, Error> {
+    let npz_err = |source| Error::Npz {
+        path: path.display().to_string(),
+        source,
+    };
+    let arrays = npz::read_npz(&ctx.resolve(path)).map_err(npz_err)?;
+    let mut status = Status::Ok;
+    for (i, actual) in results.iter().enumerate() {
+        let key = npz::out_key(i);
+        let expected = npz::take(&arrays, &key, actual.ty()).map_err(npz_err)?;
+        match neuronc_interp::compare(&expected, actual, rtol, atol) {
+            Ok(()) => {
+                let _ = writeln!(report, "{key}: matches {}", path.display());
+            }
+            Err(m) => {
+                status = Status::Invalid;
+                let _ = writeln!(report, "{key}: MISMATCH: {m}");
+            }
+        }
+    }
+    Ok(status)
+}
+
+/// `tensor<2x3xf32>`, followed by the values when there are few.
+fn describe(t: &Tensor) -> String {
+    let mut s = String::from("tensor<");
+    for d in t.shape() {
+        let _ = write!(s, "{d}x");
+    }
+    let _ = write!(s, "{}>", t.elem());
+    if t.len() <= MAX_PRINTED_ELEMENTS && !t.elem().is_complex() {
+        let narrow = t.elem().is_float() && t.elem().bits() <= 32;
+        let values: Vec<String> = t
+            .to_f64_vec()
+            .iter()
+            .map(|&v| {
+                if narrow {
+                    (v as f32).to_string()
+                } else {
+                    v.to_string()
+                }
+            })
+            .collect();
+        let _ = write!(s, " = [{}]", values.join(", "));
+    }
+    s
+}

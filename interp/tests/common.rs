@@ -1,0 +1,54 @@
+//! Shared helpers of the integration tests: run a `.mlir` file on the inputs of its
+//! sibling `.npz` and compare with the `out_*` arrays (the framework's / XLA's outputs).
+
+#![allow(dead_code)]
+
+use neuronc_interp::{compare, npz, run_function, RunOptions, Tensor};
+use std::path::{Path, PathBuf};
+
+/// All `*.mlir` files under `dir` (recursively) that have a sibling `.npz`.
+pub fn cases(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "mlir") && p.with_extension("npz").exists() {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Runs one case; `Ok(summary)` or `Err(reason)`. `tol(name)` gives (rtol, atol factor).
+pub fn run_case(path: &Path, rtol: f64, atol_factor: f64, atol_min: f64) -> Result<String, String> {
+    let src = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let m = neuronc_ir::parse_module(&src).map_err(|e| format!("parse: {e}"))?;
+    let f = m.entry().ok_or("no entry function")?;
+    let name = f.name.clone();
+    let arrays = npz::read_npz(&path.with_extension("npz")).map_err(|e| e.to_string())?;
+    let types = neuronc_interp::arg_types(&m, &name).map_err(|e| e.to_string())?;
+    let args = npz::load_args(&arrays, &types).map_err(|e| e.to_string())?;
+    let t0 = std::time::Instant::now();
+    let outs = run_function(&m, &name, args, &RunOptions::default()).map_err(|e| e.to_string())?;
+    let dt = t0.elapsed();
+    let mut worst = 0.0f64;
+    for (i, o) in outs.iter().enumerate() {
+        let key = npz::out_key(i);
+        let Some((_, a)) = arrays.iter().find(|(k, _)| *k == key) else {
+            return Err(format!("{key} missing from the npz"));
+        };
+        let exp: Tensor = a.to_tensor(&key, Some(o.ty())).map_err(|e| e.to_string())?;
+        let atol = (atol_factor * neuronc_interp::compare::max_abs(&exp)).max(atol_min);
+        compare(&exp, o, rtol, atol).map_err(|e| format!("{key}: {e}"))?;
+        if let Err(e) = compare(&exp, o, 0.0, 0.0) {
+            worst = worst.max(e.max_abs_err);
+        }
+    }
+    Ok(format!("{} outputs, max abs err {worst:e}, {:.1} ms", outs.len(), dt.as_secs_f64() * 1e3))
+}

@@ -1,0 +1,68 @@
+//! The engine back end on every model fixture: it compiles, `predicted >= roofline`, the
+//! outputs are deterministic and the schedule respects dependencies. Prints the numbers
+//! the issue asks for (run with `--nocapture`).
+
+use neuronc_backend::engine::{compile_function, EngineOptions};
+use neuronc_ir::parse_module;
+use neuronc_passes::neuron::{fusion::FusionConfig, plan_function};
+use std::path::PathBuf;
+use std::time::Instant;
+
+fn fixtures() -> Vec<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/models");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "mlir")).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_model_fixture_compiles_within_the_roofline_invariant() {
+    for path in fixtures() {
+        let Ok(src) = std::fs::read_to_string(&path) else { continue };
+        let Ok(m) = parse_module(&src) else {
+            eprintln!("skip (parse) {}", path.display());
+            continue;
+        };
+        let Some(f) = m.entry().cloned() else { continue };
+        let t0 = Instant::now();
+        let plan = plan_function(&m, &f, &FusionConfig::default());
+        let t1 = Instant::now();
+        let out = compile_function(&m, &f, &plan, &EngineOptions::default());
+        let t2 = Instant::now();
+        let out = match out {
+            Ok(o) => o,
+            Err(e) => panic!("{}: {e}", path.display()),
+        };
+        let r = &out.report;
+        eprintln!(
+            "{:<28} ops {:>5} kernels {:>4} records {:>6} instrs {:>8} pred {:>10.3} us roof {:>10.3} us ({}) ratio {:.2} sbuf {:>8} psum {:>7} hbm {:>10} plan {:.0} ms engine {:.0} ms",
+            path.file_name().and_then(|n| n.to_str()).unwrap_or("?"),
+            plan.graph.order.len(),
+            r.kernels,
+            r.instruction_records,
+            r.instructions,
+            r.predicted_time_s * 1e6,
+            r.roofline_time_s * 1e6,
+            r.roofline_bound,
+            r.predicted_time_s / r.roofline_time_s.max(1e-30),
+            r.sbuf_peak_bytes,
+            r.psum_peak_bytes,
+            r.hbm_bytes,
+            (t1 - t0).as_secs_f64() * 1e3,
+            (t2 - t1).as_secs_f64() * 1e3,
+        );
+        assert!(r.predicted_time_s >= r.roofline_time_s * (1.0 - 1e-9), "{}", path.display());
+        assert!(r.sbuf_peak_bytes <= 24 * 1024 * 1024 && r.psum_peak_bytes <= 2 * 1024 * 1024);
+        let s = &out.schedule;
+        for ins in &out.lowered.program.instrs {
+            for &d in &ins.deps {
+                assert!(s.start[ins.id as usize] >= s.end[d as usize]);
+            }
+        }
+        let again = compile_function(&m, &f, &plan, &EngineOptions::default()).expect("again");
+        assert_eq!(out.program_nir(), again.program_nir(), "{}", path.display());
+        assert_eq!(out.timeline_json(), again.timeline_json());
+    }
+}

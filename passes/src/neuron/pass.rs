@@ -1,0 +1,44 @@
+//! The `neuron-fuse` pass: plans layouts and kernels for every public function and
+//! outlines each multi-op kernel into a `stablehlo.composite "neuronc.kernel"` call.
+//!
+//! Each outlined kernel counts as one rewrite (so `--opt-fuel` bisects kernels and
+//! `--trace-rewrites` lists them). Functions created by a previous run (`*.kernel<N>`)
+//! are not planned again, so the pass is idempotent on its own output.
+
+use super::fusion::FusionConfig;
+use super::{outline, plan_function};
+use crate::context::{Changed, PassContext};
+use crate::error::PassError;
+use crate::pass::Pass;
+use neuronc_ir::Module;
+
+/// Layout assignment + fusion + outlining.
+pub struct NeuronFuse;
+
+impl Pass for NeuronFuse {
+    fn name(&self) -> &'static str {
+        "neuron-fuse"
+    }
+
+    fn run(&self, module: &mut Module, ctx: &mut PassContext) -> Result<Changed, PassError> {
+        let cfg = FusionConfig::default();
+        let mut changed = false;
+        let targets: Vec<usize> = (0..module.funcs.len())
+            .filter(|&i| module.funcs[i].visibility.is_none())
+            .collect();
+        for fi in targets {
+            let func = module.funcs[fi].clone();
+            let plan = plan_function(module, &func, &cfg);
+            let budget = plan
+                .fusion
+                .kernels
+                .iter()
+                .enumerate()
+                .filter(|(_, k)| outline::outlinable(module, k))
+                .take_while(|(_, k)| ctx.try_rewrite("fuse-kernel", module, k.ops[k.ops.len() - 1]))
+                .count();
+            changed |= outline::outline_kernels(module, fi, &plan, budget) > 0;
+        }
+        Ok(Changed::from_bool(changed))
+    }
+}

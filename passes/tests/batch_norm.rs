@@ -1,0 +1,76 @@
+//! Numerics of `decompose-batch-norm`: the expansion must compute what the interpreter's
+//! native `batch_norm_*` kernels compute (f64 per feature, rounded once), on deterministic
+//! pseudo-random inputs, and a hand-derived case.
+
+use neuronc_interp::{arg_types, compare, run_function, RunOptions, Tensor};
+use neuronc_ir::{parse::split_input, parse_module, verify_module, ElemType};
+use neuronc_passes::{run_pipeline, PassContext, Pipeline};
+
+const FIXTURE: &str = include_str!("../../fixtures/passes/decompose-batch-norm/batch_norm.mlir");
+
+/// Deterministic values in [-2, 2) (a 32-bit LCG); variances are made positive.
+fn inputs(types: &[neuronc_ir::TensorType], seed: u32, positive: &[usize]) -> Vec<Tensor> {
+    let mut s = seed;
+    types
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let n = t.num_elements() as usize;
+            let v: Vec<f64> = (0..n)
+                .map(|_| {
+                    s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                    let x = (s >> 8) as f64 / (1u32 << 24) as f64 * 4.0 - 2.0;
+                    if positive.contains(&i) { x.abs() + 0.1 } else { x }
+                })
+                .collect();
+            Tensor::from_f64_as(t.elem, &t.shape, &v).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn expansion_matches_native_kernels() {
+    for (_, chunk) in split_input(FIXTURE) {
+        let native = parse_module(chunk).unwrap();
+        let name = native.funcs[0].name.clone();
+        let types = arg_types(&native, &name).unwrap();
+        // batch_norm_inference/grad take the variance as operand 4/3.
+        let positive: &[usize] = match name.as_str() {
+            "inference" => &[4],
+            "grad" => &[3],
+            _ => &[],
+        };
+        let args = inputs(&types, 7, positive);
+        let expected = run_function(&native, &name, args.clone(), &RunOptions::default()).unwrap();
+        let mut m = native.clone();
+        let mut ctx = PassContext::new();
+        ctx.verify_each = true;
+        run_pipeline(&mut m, &Pipeline::parse("decompose-batch-norm").unwrap(), &mut ctx).unwrap();
+        verify_module(&m).unwrap();
+        let actual = run_function(&m, &name, args, &RunOptions::default()).unwrap();
+        for (i, (e, a)) in expected.iter().zip(&actual).enumerate() {
+            let rtol = if e.elem() == ElemType::BF16 { 1e-2 } else { 1e-5 };
+            compare(e, a, rtol, rtol * compare::max_abs(e))
+                .unwrap_or_else(|err| panic!("@{name} output {i}: {err}"));
+        }
+    }
+}
+
+#[test]
+fn inference_by_hand() {
+    // scale 2, offset 1, mean 0, variance 3, eps 1: y = 2 * x / sqrt(4) + 1 = x + 1.
+    let src = r#"
+func.func @main(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %s = stablehlo.constant dense<2.000000e+00> : tensor<2xf32>
+  %o = stablehlo.constant dense<1.000000e+00> : tensor<2xf32>
+  %m = stablehlo.constant dense<0.000000e+00> : tensor<2xf32>
+  %v = stablehlo.constant dense<3.000000e+00> : tensor<2xf32>
+  %0 = "stablehlo.batch_norm_inference"(%x, %s, %o, %m, %v) {epsilon = 1.000000e+00 : f32, feature_index = 1 : i64} : (tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}"#;
+    let mut m = parse_module(src).unwrap();
+    run_pipeline(&mut m, &Pipeline::parse("decompose-batch-norm").unwrap(), &mut PassContext::new()).unwrap();
+    let x = Tensor::from_f32(&[2, 2], &[0.5, -1.0, 3.0, 10.0]).unwrap();
+    let y = run_function(&m, "main", vec![x], &RunOptions::default()).unwrap();
+    assert_eq!(y[0].as_f32().unwrap(), [1.5, 0.0, 4.0, 11.0]);
+}
