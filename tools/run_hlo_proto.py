@@ -18,8 +18,10 @@ With --text the file is first parsed by XLA's HLO text parser
 Inputs are the arg_000, arg_001, ... arrays of IN.npz, in parameter order (out_* keys
 are ignored). Results (the elements of the entry's root tuple) are written as out_000,
 out_001, ... --compare REF.npz compares them with REF's out_* arrays and exits 1 when one
-is outside `|got - ref| <= atol + rtol*|ref|` (NaNs equal); it prints per output the max
-abs error and the error relative to max|ref|.
+is outside `|got - ref| <= atol*max|ref| + rtol*|ref|` (NaNs equal; for outputs of
+16-bit or smaller float types both tolerances are at least the type's epsilon, since one
+rounding of the output already differs by that much); it prints per output the max abs
+error and the error relative to max|ref|.
 
 --batch reads one JSON object per line, {"model", "text", "inputs", "compare", "rtol",
 "atol"}, runs each job as above (one jax import for all) and prints one JSON line per
@@ -95,6 +97,15 @@ def compare(outs, ref_path, rtol, atol, say=print):
         return 1
     for k, o in zip(keys, outs):
         r = fix_void(ref[k], o.dtype)
+        rt, at = rtol, atol
+        if r.dtype.kind == "f" or r.dtype.kind == "V" or "float" in str(r.dtype):
+            try:
+                import ml_dtypes
+                eps = float(ml_dtypes.finfo(r.dtype).eps)
+                if r.dtype.itemsize <= 2:  # 16/8-bit floats: one ulp of the type at least
+                    rt, at = max(rtol, eps), max(atol, eps)
+            except (ValueError, TypeError):
+                pass
         if o.shape != r.shape:
             say(f"{k}: shape {o.shape} != reference {r.shape}")
             bad += 1
@@ -114,7 +125,8 @@ def compare(outs, ref_path, rtol, atol, say=print):
             err = float(np.nanmax(diff)) if diff.size else 0.0
             if np.isnan(diff).any():
                 err = float("inf")
-            ok = bool(np.all(diff <= atol * max(scale, 1e-30) + rtol * np.abs(rf)))
+            mag = np.where(np.isfinite(rf), np.abs(rf), 0.0)
+            ok = bool(np.all(diff <= at * max(scale, 1e-30) + rt * mag))
         rel = err / scale if scale else err
         say(f"{k}: max_abs_err={err:.3e} rel_to_max={rel:.3e} {'ok' if ok else 'MISMATCH'}")
         bad += 0 if ok else 1

@@ -111,6 +111,9 @@ pub enum Error {
     /// A function to run was not found, or needs inputs that were not given.
     #[error("{0}")]
     Run(String),
+    /// A pass pipeline could not be built or a pass failed.
+    #[error("{0}")]
+    Pass(#[from] neuronc_passes::PassError),
     /// The input does not parse or does not verify.
     #[error("{0}")]
     Invalid(Box<Diagnostics>),

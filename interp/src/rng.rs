@@ -3,10 +3,13 @@
 //!
 //! Owns: Threefry-2x32 (20 rounds) and Philox-4x32 (10 rounds) and XLA's mapping of
 //! counters to output elements:
-//! * THREE_FRY: state `[key, counter]`; block `j` encrypts counter `counter + j` split
-//!   into (low, high) 32-bit words; 32-bit outputs are the two words of each block in
-//!   turn, 64-bit outputs join them (low, high). The new counter is `counter + blocks`.
-//! * PHILOX: state `[key, counter_lo, (counter_hi)]`; block `j` uses the 128-bit
+//! * THREE_FRY (no even dimension: the last one is padded by one, then sliced):
+//!   state `[key, counter]`; block `j` encrypts counter `counter + j` split
+//!   into (low, high) 32-bit words; 64-bit outputs join them (low, high); 32-bit outputs
+//!   interleave the two words along the first even dimension (see [`threefry_bits`]).
+//!   The new counter is `counter + blocks`.
+//! * PHILOX: state `[key, counter_lo, (counter_hi)]` (a 2-word state uses the key as
+//!   `counter_hi`, as XLA does); block `j` uses the 128-bit
 //!   counter `counter + j`; 32-bit outputs interleave the 4 words of each block, 64-bit
 //!   outputs join words (0,1) and (2,3). The new counter is `counter + blocks`.
 //! Narrower outputs (8/16-bit) are the low bits of 32-bit outputs.
@@ -51,25 +54,46 @@ fn split(x: u64) -> [u32; 2] {
     [x as u32, (x >> 32) as u32]
 }
 
-/// Threefry bits: `n` values of `bits` (32 or 64) width, and the new counter.
-fn threefry_bits(key: u64, ctr: u64, n: usize, bits: u32) -> (Vec<u64>, u64) {
+/// Threefry bits for a result of `shape` with `bits` (32 or 64) wide values, and the
+/// new counter. For 32-bit values XLA halves the first even dimension `d`, encrypts one
+/// block per element of the halved shape, and interleaves the two words along `d`;
+/// without an even dimension the flat words are interleaved and truncated.
+fn threefry_bits(key: u64, ctr: u64, shape: &[i64], bits: u32) -> (Vec<u64>, u64) {
     let k = split(key);
+    let n: usize = shape.iter().map(|&d| d.max(0) as usize).product();
+    let block = |j: usize| threefry2x32(k, split(ctr.wrapping_add(j as u64)));
     if bits == 64 {
-        let v = (0..n)
-            .map(|j| {
-                let o = threefry2x32(k, split(ctr.wrapping_add(j as u64)));
-                o[0] as u64 | (o[1] as u64) << 32
-            })
-            .collect();
+        let v = (0..n).map(|j| block(j)).map(|o| o[0] as u64 | (o[1] as u64) << 32).collect();
         return (v, ctr.wrapping_add(n as u64));
     }
-    let half = n.div_ceil(2);
-    let mut v: Vec<u64> = (0..half)
-        .flat_map(|j| threefry2x32(k, split(ctr.wrapping_add(j as u64))))
-        .map(|w| w as u64)
-        .collect();
-    v.truncate(n);
-    (v, ctr.wrapping_add(half as u64))
+    let Some(d) = shape.iter().position(|&x| x > 0 && x % 2 == 0) else {
+        // No even dimension: XLA pads the last one by one element and slices it off.
+        if n == 0 {
+            return (Vec::new(), ctr);
+        }
+        let mut padded = if shape.is_empty() { vec![1] } else { shape.to_vec() };
+        let last = padded.len() - 1;
+        padded[last] += 1;
+        let (full, c) = threefry_bits(key, ctr, &padded, 32);
+        let w = padded[last] as usize;
+        let v = full.chunks(w).flat_map(|row| row[..w - 1].to_vec()).collect();
+        return (v, c);
+    };
+    let outer: usize = shape[..d].iter().map(|&x| x as usize).product();
+    let hd = shape[d] as usize / 2;
+    let inner: usize = shape[d + 1..].iter().map(|&x| x as usize).product();
+    let mut v = vec![0u64; n];
+    for o in 0..outer {
+        for i in 0..hd {
+            for q in 0..inner {
+                let w = block((o * hd + i) * inner + q);
+                for (b, word) in w.iter().enumerate() {
+                    v[(o * shape[d] as usize + 2 * i + b) * inner + q] = *word as u64;
+                }
+            }
+        }
+    }
+    (v, ctr.wrapping_add((n / 2) as u64))
 }
 
 /// Philox bits: `n` values, and the new 128-bit counter.
@@ -104,12 +128,13 @@ pub(crate) fn rng_bit_generator(cx: &Ctx<'_>, ins: &[&Tensor]) -> Res<Vec<Val>> 
     let (vals, new_state) = match alg {
         "THREE_FRY" => {
             let ctr = *s.get(1).ok_or_else(|| cx.err("THREE_FRY needs a 2-element state"))?;
-            let (v, c) = threefry_bits(key, ctr, n, bits);
+            let (v, c) = threefry_bits(key, ctr, &out_ty.shape, bits);
             (v, vec![key, c])
         }
         _ => {
             let lo = *s.get(1).ok_or_else(|| cx.err("PHILOX needs a 2- or 3-element state"))?;
-            let hi = s.get(2).copied().unwrap_or(0);
+            // With a 2-word state XLA uses the key as the counter's high word.
+            let hi = s.get(2).copied().unwrap_or(key);
             let (v, c) = philox_bits(key, (hi as u128) << 64 | lo as u128, n, bits);
             let mut ns = vec![key, c as u64];
             if s.len() > 2 {
@@ -143,19 +168,24 @@ mod tests {
 
     #[test]
     fn threefry_matches_xla() {
-        let (v, c) = threefry_bits(KEY, CTR, 5, 32);
+        let (v, c) = threefry_bits(KEY, CTR, &[5], 32);
         assert_eq!(v, [0x59624565, 0x8edcb267, 0xfb959682, 0x5939043b, 0x53db7532]);
         assert_eq!(c, CTR + 3);
-        let (v, _) = threefry_bits(KEY, CTR, 3, 64);
+        let (v, _) = threefry_bits(KEY, CTR, &[3], 64);
         assert_eq!(v, [0x8edcb26759624565, 0x5939043bfb959682, 0x86ef5fa853db7532]);
+        let (v, _) = threefry_bits(KEY, CTR, &[2, 3], 32);
+        assert_eq!(v, [0x59624565, 0xfb959682, 0x53db7532, 0x8edcb267, 0x5939043b, 0x86ef5fa8]);
+        let (v, _) = threefry_bits(KEY, CTR, &[3, 2], 32);
+        assert_eq!(v, [0x59624565, 0x8edcb267, 0xfb959682, 0x5939043b, 0x53db7532, 0x86ef5fa8]);
     }
 
     #[test]
     fn philox_matches_xla() {
-        let (v, c) = philox_bits(KEY, CTR as u128, 5, 32);
+        let ctr = (KEY as u128) << 64 | CTR as u128;
+        let (v, c) = philox_bits(KEY, ctr, 5, 32);
         assert_eq!(v, [0x29cfe01d, 0x8ab07f09, 0x6a8b578f, 0x615ae743, 0x872131d3]);
-        assert_eq!(c, CTR as u128 + 2);
-        let (v, _) = philox_bits(KEY, CTR as u128, 3, 64);
+        assert_eq!(c, ctr + 2);
+        let (v, _) = philox_bits(KEY, ctr, 3, 64);
         assert_eq!(v, [0x8ab07f0929cfe01d, 0x615ae7436a8b578f, 0xbbe37a72872131d3]);
     }
 

@@ -193,6 +193,18 @@ fn nesting_depth_is_bounded() {
     }
     let (_, _, m) = err(&regions);
     assert_eq!(m, "nesting too deep");
+    let types = format!(
+        "func.func @f(%a: {}f32{}) {{\n}}\n",
+        "tuple<".repeat(100_000),
+        ">".repeat(100_000)
+    );
+    assert_eq!(err(&types).2, "nesting too deep");
+    let cplx = format!(
+        "func.func @f(%a: tensor<{}f32{}>) {{\n}}\n",
+        "complex<".repeat(100_000),
+        ">".repeat(100_000)
+    );
+    assert_eq!(err(&cplx).2, "complex element type must be f32 or f64");
 }
 
 #[test]

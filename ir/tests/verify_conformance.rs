@@ -110,9 +110,12 @@ fn run_file(path: &str, t: &mut Tally, verbose: bool) {
                     }
                 }
             }
-            (true, Err(_)) => {
+            (true, Err(e)) => {
                 t.neg += 1;
                 t.neg_unparsed += 1;
+                if verbose {
+                    println!("NEG-UNPARSED {}: {e}", first_func(chunk));
+                }
             }
             (true, Ok(m)) => {
                 t.neg += 1;

@@ -172,3 +172,41 @@ fn infer_result_types_for_reuse() {
         "C4"
     );
 }
+
+/// Every result type jax wrote in `fixtures/jax/*.mlir` (computed by jax/XLA) must equal
+/// what `infer_result_types` derives, for every op kind it covers.
+#[test]
+fn infer_result_types_agrees_with_jax_fixtures() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/jax");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    let (mut checked, mut kinds) = (0, std::collections::BTreeSet::new());
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.extension().and_then(|x| x.to_str()) != Some("mlir") {
+            continue;
+        }
+        let src = std::fs::read_to_string(&p).unwrap();
+        let Ok(m) = neuronc_ir::parse_module(&src) else {
+            continue;
+        };
+        m.walk_ops(|op| {
+            if let Some(res) = neuronc_ir::verify::infer_result_types(&m, op) {
+                let o = m.op(op);
+                let got = res.unwrap_or_else(|e| {
+                    panic!("{}: {} in {}", o.kind.name(), e.message, p.display())
+                });
+                let want: Vec<_> = o
+                    .results
+                    .iter()
+                    .map(|&v| m.ty(m.value_type(v)).clone())
+                    .collect();
+                assert_eq!(got, want, "{} in {}", o.kind.name(), p.display());
+                checked += 1;
+                kinds.insert(o.kind.name());
+            }
+        });
+    }
+    eprintln!("checked {checked} ops of {} kinds: {kinds:?}", kinds.len());
+}

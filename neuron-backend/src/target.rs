@@ -397,7 +397,10 @@ mod tests {
         assert_eq!(v2.sbuf_bytes(), 24 * 1024 * 1024);
         assert_eq!(v2.psum_bytes(), 2 * 1024 * 1024);
         assert_eq!(v2.psum.bank_bytes(), 2048); // 512 FP32 per bank
-        assert_eq!(Target::by_name("trn2").unwrap().sbuf_bytes(), 28 * 1024 * 1024);
+        assert_eq!(
+            Target::by_name("trn2").unwrap().sbuf_bytes(),
+            28 * 1024 * 1024
+        );
     }
 
     #[test]

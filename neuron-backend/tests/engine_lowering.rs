@@ -3,7 +3,9 @@
 //! ≤ 128, moving free ≤ 512; §1.3: 128 partitions).
 
 use neuronc_backend::engine::isa::{Engine, Opcode, Program};
-use neuronc_backend::engine::{compile_function, AutoCast, EngineError, EngineOptions, EngineOutput};
+use neuronc_backend::engine::{
+    compile_function, AutoCast, EngineError, EngineOptions, EngineOutput,
+};
 use neuronc_ir::{parse_module, Module};
 use neuronc_passes::neuron::{fusion::FusionConfig, plan_function};
 
@@ -16,7 +18,11 @@ fn compile(src: &str, opts: &EngineOptions) -> (Module, Result<EngineOutput, Eng
 }
 
 fn count(p: &Program, pred: impl Fn(&Opcode, Engine) -> bool) -> u64 {
-    p.instrs.iter().filter(|i| pred(&i.op, i.engine)).map(|i| i.count as u64).sum()
+    p.instrs
+        .iter()
+        .filter(|i| pred(&i.op, i.engine))
+        .map(|i| i.count as u64)
+        .sum()
 }
 
 const MATMUL: &str = r#"
@@ -37,7 +43,13 @@ fn matmul_tiles_and_counts() {
     // evictions: 2 blocks × 2 PSUM tiles = 4.
     assert_eq!(count(p, |o, _| *o == Opcode::LoadStationary), 6);
     assert_eq!(count(p, |o, _| *o == Opcode::MultiplyMoving), 12);
-    assert_eq!(count(p, |o, _| matches!(o, Opcode::Activation { evict: true, .. } | Opcode::Elementwise { .. })), 4);
+    assert_eq!(
+        count(p, |o, _| matches!(
+            o,
+            Opcode::Activation { evict: true, .. } | Opcode::Elementwise { .. }
+        )),
+        4
+    );
     for i in &p.instrs {
         match i.op {
             Opcode::LoadStationary => assert_eq!((i.partitions, i.free), (128, 128)),
@@ -47,10 +59,18 @@ fn matmul_tiles_and_counts() {
         assert!(i.partitions <= 128);
     }
     // Every TensorE record is on the Tensor engine; no GpSimd work.
-    assert!(p.instrs.iter().all(|i| !matches!(i.op, Opcode::MultiplyMoving) || i.engine == Engine::Tensor));
+    assert!(p
+        .instrs
+        .iter()
+        .all(|i| !matches!(i.op, Opcode::MultiplyMoving) || i.engine == Engine::Tensor));
     assert_eq!(count(p, |_, e| e == Engine::GpSimd), 0);
     // MM time: 12 × 512 cycles at 2.8 GHz (bf16: no FP32 penalty).
-    let mm_s: f64 = p.instrs.iter().filter(|i| i.op == Opcode::MultiplyMoving).map(|i| i.duration_s).sum();
+    let mm_s: f64 = p
+        .instrs
+        .iter()
+        .filter(|i| i.op == Opcode::MultiplyMoving)
+        .map(|i| i.duration_s)
+        .sum();
     assert!((mm_s - 12.0 * 512.0 / 2.8e9).abs() < 1e-12, "{mm_s}");
     assert!(out.report.predicted_time_s >= out.report.roofline_time_s);
 }
@@ -58,11 +78,20 @@ fn matmul_tiles_and_counts() {
 #[test]
 fn fp32_matmul_costs_four_times_without_auto_cast() {
     let src = MATMUL.replace("bf16", "f32");
-    let none = EngineOptions { auto_cast: AutoCast::None, ..EngineOptions::default() };
+    let none = EngineOptions {
+        auto_cast: AutoCast::None,
+        ..EngineOptions::default()
+    };
     let (_, a) = compile(&src, &none);
     let (_, b) = compile(&src, &EngineOptions::default());
     let mm = |o: &EngineOutput| -> f64 {
-        o.lowered.program.instrs.iter().filter(|i| i.op == Opcode::MultiplyMoving).map(|i| i.duration_s).sum()
+        o.lowered
+            .program
+            .instrs
+            .iter()
+            .filter(|i| i.op == Opcode::MultiplyMoving)
+            .map(|i| i.duration_s)
+            .sum()
     };
     let (a, b) = (a.expect("fp32"), b.expect("bf16"));
     assert!((mm(&a) / mm(&b) - 4.0).abs() < 1e-9);
@@ -82,7 +111,11 @@ func.func @main(%v: tensor<1x512xbf16>, %w: tensor<512x1024xbf16>) -> tensor<1x1
     let p = out.expect("compile").lowered.program;
     assert_eq!(count(&p, |o, _| *o == Opcode::LoadStationary), 32);
     assert_eq!(count(&p, |o, _| *o == Opcode::MultiplyMoving), 32);
-    let mm = p.instrs.iter().find(|i| i.op == Opcode::MultiplyMoving).expect("mm");
+    let mm = p
+        .instrs
+        .iter()
+        .find(|i| i.op == Opcode::MultiplyMoving)
+        .expect("mm");
     assert_eq!(mm.free, 1);
 }
 
@@ -100,14 +133,20 @@ func.func @main(%a: tensor<256x4096xf32>, %b: tensor<256x4096xf32>) -> tensor<25
     let (_, out) = compile(src, &EngineOptions::default());
     let out = out.expect("compile");
     let p = &out.lowered.program;
-    let adds: Vec<_> = p.instrs.iter().filter(|i| matches!(&i.op, Opcode::Elementwise { op, .. } if op == "add")).collect();
+    let adds: Vec<_> = p
+        .instrs
+        .iter()
+        .filter(|i| matches!(&i.op, Opcode::Elementwise { op, .. } if op == "add"))
+        .collect();
     let n: u64 = adds.iter().map(|i| i.count as u64).sum();
     let t = &adds[0];
     // Tiles cover the tensor exactly: count × partitions × free = 1 Mi elements.
     assert_eq!(n * t.partitions as u64 * t.free as u64, 256 * 4096);
     assert!(t.free as u64 * 4 <= 8192 && t.partitions == 128);
     // A two-input op runs on VectorE or GpSimd, never ScalarE (one tensor input, §1.5).
-    assert!(adds.iter().all(|i| matches!(i.engine, Engine::Vector | Engine::GpSimd)));
+    assert!(adds
+        .iter()
+        .all(|i| matches!(i.engine, Engine::Vector | Engine::GpSimd)));
     // Both inputs loaded once and the output stored once: 3 × 4 MiB through DMA.
     assert_eq!(out.report.hbm_bytes, 3 * 256 * 4096 * 4);
     assert_eq!(out.report.compulsory_hbm_bytes, 3 * 256 * 4096 * 4);
@@ -133,11 +172,22 @@ func.func @main(%x: tensor<256x512xf32>) -> tensor<256x512xf32> {
     let (_, out) = compile(src, &EngineOptions::default());
     let p = out.expect("compile").lowered.program;
     // exp only on ScalarE; free-axis reductions on VectorE; no TensorE work.
-    let exps: Vec<_> = p.instrs.iter().filter(|i| matches!(&i.op, Opcode::Activation { func, .. } if func == "exponential")).collect();
+    let exps: Vec<_> = p
+        .instrs
+        .iter()
+        .filter(|i| matches!(&i.op, Opcode::Activation { func, .. } if func == "exponential"))
+        .collect();
     assert!(!exps.is_empty() && exps.iter().all(|i| i.engine == Engine::Scalar));
-    let n_exp: u64 = exps.iter().map(|i| i.count as u64 * i.partitions as u64 * i.free as u64).sum();
+    let n_exp: u64 = exps
+        .iter()
+        .map(|i| i.count as u64 * i.partitions as u64 * i.free as u64)
+        .sum();
     assert_eq!(n_exp, 256 * 512);
-    let reds: Vec<_> = p.instrs.iter().filter(|i| matches!(i.op, Opcode::ReduceFree { .. })).collect();
+    let reds: Vec<_> = p
+        .instrs
+        .iter()
+        .filter(|i| matches!(i.op, Opcode::ReduceFree { .. }))
+        .collect();
     assert_eq!(reds.len() as u64 % 2, 0);
     for r in &reds {
         assert_eq!(r.engine, Engine::Vector);
@@ -161,14 +211,21 @@ func.func @main(%x: tensor<128x100000xf32>) -> tensor<128xf32> {
     let (_, out) = compile(src, &EngineOptions::default());
     assert!(start.elapsed().as_secs() < 5);
     match out {
-        Err(EngineError::SbufOverflow { needed, capacity, .. }) => {
+        Err(EngineError::SbufOverflow {
+            needed, capacity, ..
+        }) => {
             assert_eq!(capacity, 192 * 1024);
             assert!(needed >= 2 * 400_000, "{needed}");
         }
         Ok(o) => {
             // Only legal if the layout put the 100,000 axis on partitions (cross-partition
             // reduction on GpSimd).
-            assert!(o.lowered.program.instrs.iter().any(|i| matches!(i.op, Opcode::ReducePartition { .. })));
+            assert!(o
+                .lowered
+                .program
+                .instrs
+                .iter()
+                .any(|i| matches!(i.op, Opcode::ReducePartition { .. })));
         }
         Err(e) => panic!("{e}"),
     }
@@ -190,7 +247,9 @@ func.func @main(%x: tensor<256x128xf32>) -> tensor<256xf32> {
     opts.model.sbuf_partition_bytes = 1024;
     let (_, out) = compile(src, &opts);
     match out {
-        Err(EngineError::SbufOverflow { needed, capacity, .. }) => assert_eq!((needed, capacity), (1032, 1024)),
+        Err(EngineError::SbufOverflow {
+            needed, capacity, ..
+        }) => assert_eq!((needed, capacity), (1032, 1024)),
         other => panic!("expected SbufOverflow, got {:?}", other.map(|o| o.report)),
     }
     opts.model.sbuf_partition_bytes = 2048;
@@ -210,6 +269,8 @@ fn outputs_are_deterministic() {
     assert!(nir.contains("engine PE:") && nir.contains("MultiplyMoving"));
     let tl: serde_json::Value = serde_json::from_str(&a.timeline_json()).expect("json");
     let evs = tl["traceEvents"].as_array().expect("events");
-    assert!(evs.iter().any(|e| e["ph"] == "M" && e["name"] == "thread_name"));
+    assert!(evs
+        .iter()
+        .any(|e| e["ph"] == "M" && e["name"] == "thread_name"));
     assert!(evs.iter().filter(|e| e["ph"] == "X").count() == a.lowered.program.instrs.len());
 }

@@ -20,18 +20,29 @@ fn engine(i: u8) -> Engine {
 fn program(spec: &[(u8, u16, Vec<u16>)]) -> Program {
     let mut p = Program::default();
     for (i, (e, dur, deps)) in spec.iter().enumerate() {
-        let mut deps: Vec<u32> = if i == 0 { vec![] } else { deps.iter().map(|&d| d as u32 % i as u32).collect() };
+        let mut deps: Vec<u32> = if i == 0 {
+            vec![]
+        } else {
+            deps.iter().map(|&d| d as u32 % i as u32).collect()
+        };
         deps.sort_unstable();
         deps.dedup();
         p.instrs.push(Instr {
             id: i as u32,
             engine: engine(*e),
-            op: Opcode::Elementwise { op: "x".into(), inputs: 1 },
+            op: Opcode::Elementwise {
+                op: "x".into(),
+                inputs: 1,
+            },
             kernel: 0,
             partitions: 128,
             free: 1,
             count: 1,
             elem_bytes: 4,
+            span: match engine(*e) {
+                Engine::Dma(q) => 1 << (dur % 3).min(if q % 2 == 0 { 2 } else { 0 }),
+                _ => 1,
+            },
             reads: vec![],
             writes: vec![],
             deps,
@@ -43,7 +54,10 @@ fn program(spec: &[(u8, u16, Vec<u16>)]) -> Program {
 }
 
 fn dag() -> impl Strategy<Value = Vec<(u8, u16, Vec<u16>)>> {
-    prop::collection::vec((0u8..7, 0u16..1000, prop::collection::vec(0u16..1000, 0..4)), 1..60)
+    prop::collection::vec(
+        (0u8..7, 0u16..1000, prop::collection::vec(0u16..1000, 0..4)),
+        1..60,
+    )
 }
 
 proptest! {
@@ -60,6 +74,21 @@ proptest! {
             prop_assert!((s.end[i] - s.start[i] - ins.duration_s).abs() < 1e-15);
             for &d in &ins.deps {
                 prop_assert!(s.start[i] >= s.end[d as usize], "{} starts before dep {} ends", i, d);
+            }
+        }
+        // Exclusivity of every stream, including the extra queues of wide DMA transfers.
+        let occupies = |i: usize, st: usize| {
+            let f = p.instrs[i].engine.index();
+            (f..f + p.instrs[i].span as usize).contains(&st)
+        };
+        for st in 0..NUM_STREAMS {
+            let on: Vec<usize> = (0..n).filter(|&i| occupies(i, st)).collect();
+            for &a in &on {
+                for &b in &on {
+                    if a < b {
+                        prop_assert!(s.end[a] <= s.start[b] || s.end[b] <= s.start[a], "{} and {} overlap on {}", a, b, st);
+                    }
+                }
             }
         }
         // Engine exclusivity, in stream order.

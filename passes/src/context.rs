@@ -123,8 +123,10 @@ impl PassContext {
         }
         self.applied += 1;
         if self.trace_rewrites {
-            self.trace
-                .push(format!("{rule} @ {}", crate::ir_util::op_location(module, op)));
+            self.trace.push(format!(
+                "{rule} @ {}",
+                crate::ir_util::op_location(module, op)
+            ));
         }
         true
     }

@@ -61,7 +61,13 @@ impl State {
             let key = op_hash(m, op);
             match self.find_equal(m, op, key) {
                 Some(earlier) if ctx.try_rewrite("cse", m, op) => {
-                    let pairs: Vec<_> = m.op(op).results.iter().copied().zip(m.op(earlier).results.iter().copied()).collect();
+                    let pairs: Vec<_> = m
+                        .op(op)
+                        .results
+                        .iter()
+                        .copied()
+                        .zip(m.op(earlier).results.iter().copied())
+                        .collect();
                     self.remap.extend(pairs);
                     m.op_mut(op).parent = None;
                     self.merged += 1;
@@ -115,7 +121,14 @@ fn op_hash(m: &Module, op: OpId) -> u64 {
     let o = m.op(op);
     let mut h = FxHasher::default();
     o.kind.hash(&mut h);
-    canonical_operands(m, op).hash(&mut h);
+    if o.kind.is_commutative() && o.operands.len() == 2 {
+        let (a, b) = (o.operands[0], o.operands[1]);
+        (a.min(b), a.max(b)).hash(&mut h);
+    } else if o.kind.is_commutative() {
+        canonical_operands(m, op).hash(&mut h);
+    } else {
+        o.operands.hash(&mut h);
+    }
     for r in &o.results {
         m.value_type(*r).hash(&mut h);
     }
@@ -166,7 +179,11 @@ fn ops_equivalent(m: &Module, a: OpId, b: OpId, local: &mut FxHashMap<ValueId, V
     if oa.kind != ob.kind
         || oa.results.len() != ob.results.len()
         || oa.regions.len() != ob.regions.len()
-        || !oa.results.iter().zip(&ob.results).all(|(x, y)| m.value_type(*x) == m.value_type(*y))
+        || !oa
+            .results
+            .iter()
+            .zip(&ob.results)
+            .all(|(x, y)| m.value_type(*x) == m.value_type(*y))
         || !attrs_identical(&oa.attrs, &ob.attrs)
     {
         return false;
@@ -175,7 +192,12 @@ fn ops_equivalent(m: &Module, a: OpId, b: OpId, local: &mut FxHashMap<ValueId, V
     let operands_match = if local.is_empty() {
         canonical_operands(m, a) == canonical_operands(m, b)
     } else {
-        oa.operands.len() == ob.operands.len() && oa.operands.iter().zip(&ob.operands).all(|(x, y)| same(x, y))
+        oa.operands.len() == ob.operands.len()
+            && oa
+                .operands
+                .iter()
+                .zip(&ob.operands)
+                .all(|(x, y)| same(x, y))
     };
     if !operands_match {
         return false;
@@ -207,5 +229,8 @@ fn regions_equivalent(
         }
         local.insert(*x, *y);
     }
-    a.ops.iter().zip(&b.ops).all(|(x, y)| ops_equivalent(m, *x, *y, local))
+    a.ops
+        .iter()
+        .zip(&b.ops)
+        .all(|(x, y)| ops_equivalent(m, *x, *y, local))
 }

@@ -20,10 +20,10 @@ use crate::context::{Changed, PassContext};
 use crate::error::PassError;
 use crate::ir_util::{encode_scalar, erase_op, make_splat_constant};
 use crate::pass::Pass;
-use rustc_hash::FxHashMap;
 use neuronc_ir::{
-    Attr, ElemType, Module, NamedAttrs, OpId, OpKind, RegionId, Span, LocId, TypeId, ValueId,
+    Attr, ElemType, LocId, Module, NamedAttrs, OpId, OpKind, RegionId, Span, TypeId, ValueId,
 };
+use rustc_hash::FxHashMap;
 
 /// The `decompose-batch-norm` pass.
 pub struct DecomposeBatchNorm;
@@ -85,7 +85,10 @@ impl Shape {
             _ => return None,
         };
         let f = usize::try_from(feature).ok().filter(|&f| f < x.rank())?;
-        if !matches!(x.elem, ElemType::F16 | ElemType::BF16 | ElemType::F32 | ElemType::F64) {
+        if !matches!(
+            x.elem,
+            ElemType::F16 | ElemType::BF16 | ElemType::F32 | ElemType::F64
+        ) {
             return None;
         }
         let c = x.shape[f];
@@ -156,22 +159,33 @@ impl Builder<'_> {
             "broadcast_dimensions",
             Attr::IntArray(ElemType::Int(64), vec![s.feature]),
         );
-        let op = self.m.create_op(OpKind::BroadcastInDim, vec![v], &[s.full], attrs);
+        let op = self
+            .m
+            .create_op(OpKind::BroadcastInDim, vec![v], &[s.full], attrs);
         self.push(op)
     }
     /// Σ over every dimension but the feature one: `[..] -> [C]`.
     fn sum(&mut self, x: ValueId, s: &Shape) -> ValueId {
         let zero = self.constant(s.scalar, s.elem, 0.0);
         let mut attrs = NamedAttrs::new();
-        attrs.set("dimensions", Attr::IntArray(ElemType::Int(64), s.reduce_dims.clone()));
-        let red = self.m.create_op(OpKind::Reduce, vec![x, zero], &[s.vec], attrs);
+        attrs.set(
+            "dimensions",
+            Attr::IntArray(ElemType::Int(64), s.reduce_dims.clone()),
+        );
+        let red = self
+            .m
+            .create_op(OpKind::Reduce, vec![x, zero], &[s.vec], attrs);
         let body = self.m.add_op_region(red);
         let a = self.m.add_region_arg(body, s.scalar);
         let b = self.m.add_region_arg(body, s.scalar);
-        let add = self.m.create_op(OpKind::Add, vec![a, b], &[s.scalar], NamedAttrs::new());
+        let add = self
+            .m
+            .create_op(OpKind::Add, vec![a, b], &[s.scalar], NamedAttrs::new());
         self.m.append_op(body, add);
         let sum = self.m.op(add).results[0];
-        let ret = self.m.create_op(OpKind::Return, vec![sum], &[], NamedAttrs::new());
+        let ret = self
+            .m
+            .create_op(OpKind::Return, vec![sum], &[], NamedAttrs::new());
         self.m.append_op(body, ret);
         self.push(red)
     }
@@ -187,7 +201,14 @@ impl Builder<'_> {
         self.op(OpKind::Divide, vec![v, n], s.vec)
     }
     /// `c * bcast(scale * rstd) + bcast(offset)`.
-    fn normalize(&mut self, c: ValueId, scale: ValueId, rstd: ValueId, offset: ValueId, s: &Shape) -> ValueId {
+    fn normalize(
+        &mut self,
+        c: ValueId,
+        scale: ValueId,
+        rstd: ValueId,
+        offset: ValueId,
+        s: &Shape,
+    ) -> ValueId {
         let k = self.op(OpKind::Multiply, vec![scale, rstd], s.vec);
         let kb = self.bcast(k, s);
         let y = self.op(OpKind::Multiply, vec![c, kb], s.full);
@@ -252,14 +273,25 @@ fn expand(m: &mut Module, op: OpId, s: &Shape, map: &mut FxHashMap<ValueId, Valu
         .map(|(v, &old)| b.narrow_to(v, b.m.value_type(old)))
         .collect();
     let new_ops = std::mem::take(&mut b.ops);
-    let pos = m.region(parent).ops.iter().position(|&p| p == op).unwrap_or(0);
+    let pos = m
+        .region(parent)
+        .ops
+        .iter()
+        .position(|&p| p == op)
+        .unwrap_or(0);
     insert_all(m, parent, pos, new_ops);
     map.extend(o.results.iter().copied().zip(new_results));
     erase_op(m, op);
 }
 
 fn expand_grad(b: &mut Builder, operands: &[ValueId], s: &Shape) -> Vec<ValueId> {
-    let (x, scale, mean, var, dy) = (operands[0], operands[1], operands[2], operands[3], operands[4]);
+    let (x, scale, mean, var, dy) = (
+        operands[0],
+        operands[1],
+        operands[2],
+        operands[3],
+        operands[4],
+    );
     let rstd = b.rstd(var, s);
     let mb = b.bcast(mean, s);
     let c = b.op(OpKind::Subtract, vec![x, mb], s.full);

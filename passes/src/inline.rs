@@ -77,13 +77,24 @@ fn inline_call(m: &mut Module, call: OpId, callee: usize) {
         return;
     };
     let mut map = FxHashMap::default();
-    for (arg, &operand) in m.region(body).args.clone().iter().zip(&m.op(call).operands.clone()) {
+    for (arg, &operand) in m
+        .region(body)
+        .args
+        .clone()
+        .iter()
+        .zip(&m.op(call).operands.clone())
+    {
         map.insert(*arg, operand);
     }
     let tmp = m.add_region(None);
     let returned = clone_region_into(m, body, tmp, &mut map);
     let new_ops = std::mem::take(&mut m.region_mut(tmp).ops);
-    let pos = m.region(parent).ops.iter().position(|&o| o == call).unwrap_or(0);
+    let pos = m
+        .region(parent)
+        .ops
+        .iter()
+        .position(|&o| o == call)
+        .unwrap_or(0);
     for &op in &new_ops {
         m.op_mut(op).parent = Some(parent);
     }
@@ -159,7 +170,8 @@ fn drop_unreferenced_private(m: &mut Module) -> usize {
             collect_symbols(a, &mut referenced);
         }
         let before = m.funcs.len();
-        m.funcs.retain(|f| f.visibility.as_deref() != Some("private") || referenced.contains(&f.name));
+        m.funcs
+            .retain(|f| f.visibility.as_deref() != Some("private") || referenced.contains(&f.name));
         let removed = before - m.funcs.len();
         if removed == 0 {
             return dropped;

@@ -6,8 +6,8 @@
 //! from their region and keep their ids).
 
 use neuronc_ir::{
-    Attr, DenseData, DenseElements, ElemType, Module, NamedAttrs, OpId, OpKind, RegionId,
-    TypeId, ValueDef, ValueId,
+    Attr, DenseData, DenseElements, ElemType, Module, NamedAttrs, OpId, OpKind, RegionId, TypeId,
+    ValueDef, ValueId,
 };
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
@@ -77,7 +77,10 @@ pub fn is_pure(m: &Module, op: OpId) -> bool {
 /// A `stablehlo.composite` created by this crate (`neuronc.*`), whose decomposition is
 /// known to be pure.
 pub fn is_neuronc_composite(o: &neuronc_ir::Op) -> bool {
-    o.kind == OpKind::Composite && o.attrs.str("name").is_some_and(|n| n.starts_with("neuronc."))
+    o.kind == OpKind::Composite
+        && o.attrs
+            .str("name")
+            .is_some_and(|n| n.starts_with("neuronc."))
 }
 
 /// Detaches `op` from its region. The op stays in the arena.
@@ -218,7 +221,12 @@ pub fn clone_region_into(
     let mut ret = Vec::new();
     for op in ops {
         if m.op(op).kind.is_terminator() {
-            ret = m.op(op).operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
+            ret = m
+                .op(op)
+                .operands
+                .iter()
+                .map(|v| *map.get(v).unwrap_or(v))
+                .collect();
             continue;
         }
         let new = clone_op(m, op, map);
@@ -230,7 +238,11 @@ pub fn clone_region_into(
 /// Deep-copies one op (detached), mapping operands through `map` and recording its results.
 pub fn clone_op(m: &mut Module, op: OpId, map: &mut FxHashMap<ValueId, ValueId>) -> OpId {
     let src = m.op(op).clone();
-    let operands = src.operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
+    let operands = src
+        .operands
+        .iter()
+        .map(|v| *map.get(v).unwrap_or(v))
+        .collect();
     let types: Vec<TypeId> = src.results.iter().map(|&r| m.value_type(r)).collect();
     let new = m.create_op(src.kind, operands, &types, src.attrs.clone());
     {

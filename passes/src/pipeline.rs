@@ -225,7 +225,14 @@ mod tests {
             Pipeline::parse("cse,frobnicate"),
             Err(PassError::UnknownPass { name, .. }) if name == "frobnicate"
         ));
-        for bad in ["", "cse,", "fixpoint(cse", "fixpoint<0>(cse)", "cse dce", "fixpoint<x>(cse)"] {
+        for bad in [
+            "",
+            "cse,",
+            "fixpoint(cse",
+            "fixpoint<0>(cse)",
+            "cse dce",
+            "fixpoint<x>(cse)",
+        ] {
             assert!(
                 matches!(Pipeline::parse(bad), Err(PassError::InvalidPipeline { .. })),
                 "{bad:?} should be rejected"
@@ -236,8 +243,17 @@ mod tests {
     #[test]
     fn presets() {
         assert!(Pipeline::preset(0).unwrap().items.is_empty());
-        assert_eq!(Pipeline::preset(1).unwrap().to_string(), "inline,canonicalize,cse,dce");
-        assert!(Pipeline::preset(2).unwrap().pass_names().contains(&"decompose-batch-norm"));
-        assert!(matches!(Pipeline::preset(3), Err(PassError::UnknownOptLevel(3))));
+        assert_eq!(
+            Pipeline::preset(1).unwrap().to_string(),
+            "inline,canonicalize,cse,dce"
+        );
+        assert!(Pipeline::preset(2)
+            .unwrap()
+            .pass_names()
+            .contains(&"decompose-batch-norm"));
+        assert!(matches!(
+            Pipeline::preset(3),
+            Err(PassError::UnknownOptLevel(3))
+        ));
     }
 }

@@ -40,8 +40,15 @@ static REGISTRY: &[PassInfo] = &[
     },
     PassInfo {
         name: "neuron-fuse",
-        summary: "assign NeuronCore layouts, plan kernels and outline them as neuronc.kernel composites",
+        summary:
+            "assign NeuronCore layouts, plan kernels and outline them as neuronc.kernel composites",
         make: || Box::new(crate::neuron::pass::NeuronFuse),
+    },
+    PassInfo {
+        name: "recognize-idioms",
+        summary:
+            "replace erf-GELU and softmax subgraphs by neuronc.gelu / neuronc.softmax composites",
+        make: || Box::new(crate::recognize_idioms::RecognizeIdioms),
     },
 ];
 
@@ -57,7 +64,11 @@ pub fn lookup(name: &str) -> Option<&'static PassInfo> {
 
 /// The registered names, comma-separated (for error messages).
 pub fn known_names() -> String {
-    REGISTRY.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+    REGISTRY
+        .iter()
+        .map(|p| p.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]

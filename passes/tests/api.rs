@@ -22,11 +22,19 @@ fn dce_removes_unused_pure_ops_and_keeps_side_effects() {
     let _dead = b.op(OpKind::Exponential, &[a[0]], t);
     let dead2 = b.op(OpKind::Negate, &[a[0]], t);
     let _dead3 = b.op(OpKind::Abs, &[dead2], t);
-    let _effect = b.op_attrs(OpKind::CustomCall, &[a[0]], t, &[("call_target_name", Attr::Str("x".into()))]);
+    let _effect = b.op_attrs(
+        OpKind::CustomCall,
+        &[a[0]],
+        t,
+        &[("call_target_name", Attr::Str("x".into()))],
+    );
     let live = b.op(OpKind::Sine, &[a[0]], t);
     let mut m = b.finish(&[live]);
     let r = run(&mut m, "dce");
-    assert_eq!(kinds(&m, "main"), [OpKind::CustomCall, OpKind::Sine, OpKind::FuncReturn]);
+    assert_eq!(
+        kinds(&m, "main"),
+        [OpKind::CustomCall, OpKind::Sine, OpKind::FuncReturn]
+    );
     assert_eq!(r.rewrites, 3);
 }
 
@@ -67,9 +75,19 @@ fn cse_does_not_merge_float_constants_that_differ_only_in_sign_of_zero() {
 fn canonicalize_transpose_of_transpose_composes_to_identity() {
     let (mut b, a) = Builder::new(&[(F32, &[2, 3, 4])]);
     let t1 = b.ty(F32, &[3, 4, 2]);
-    let x = b.op_attrs(OpKind::Transpose, &[a[0]], t1, &[("permutation", ints(&[1, 2, 0]))]);
+    let x = b.op_attrs(
+        OpKind::Transpose,
+        &[a[0]],
+        t1,
+        &[("permutation", ints(&[1, 2, 0]))],
+    );
     let t2 = b.ty(F32, &[2, 3, 4]);
-    let y = b.op_attrs(OpKind::Transpose, &[x], t2, &[("permutation", ints(&[2, 0, 1]))]);
+    let y = b.op_attrs(
+        OpKind::Transpose,
+        &[x],
+        t2,
+        &[("permutation", ints(&[2, 0, 1]))],
+    );
     let mut m = b.finish(&[y]);
     run(&mut m, "canonicalize");
     assert_eq!(kinds(&m, "main"), [OpKind::FuncReturn]);
@@ -81,9 +99,19 @@ fn canonicalize_transpose_of_transpose_composes_permutations() {
     // x: 2x3x4; p = [1,0,2] -> 3x2x4; q = [2,1,0] -> 4x2x3. Composed i -> p[q[i]] = [2,0,1].
     let (mut b, a) = Builder::new(&[(F32, &[2, 3, 4])]);
     let t1 = b.ty(F32, &[3, 2, 4]);
-    let x = b.op_attrs(OpKind::Transpose, &[a[0]], t1, &[("permutation", ints(&[1, 0, 2]))]);
+    let x = b.op_attrs(
+        OpKind::Transpose,
+        &[a[0]],
+        t1,
+        &[("permutation", ints(&[1, 0, 2]))],
+    );
     let t2 = b.ty(F32, &[4, 2, 3]);
-    let y = b.op_attrs(OpKind::Transpose, &[x], t2, &[("permutation", ints(&[2, 1, 0]))]);
+    let y = b.op_attrs(
+        OpKind::Transpose,
+        &[x],
+        t2,
+        &[("permutation", ints(&[2, 1, 0]))],
+    );
     let mut m = b.finish(&[y]);
     run(&mut m, "canonicalize");
     assert_eq!(kinds(&m, "main"), [OpKind::Transpose, OpKind::FuncReturn]);
@@ -142,8 +170,16 @@ fn opt_fuel_limits_rewrites_and_trace_lists_them() {
     ctx.trace_rewrites = true;
     let r = run_pipeline(&mut full, &pipeline, &mut ctx).unwrap();
     assert_eq!(r.rewrites, 2);
-    assert!(r.trace[0].starts_with("double-negate @ stablehlo.negate"), "{:?}", r.trace);
-    assert!(r.trace[1].starts_with("mul-one @ stablehlo.multiply"), "{:?}", r.trace);
+    assert!(
+        r.trace[0].starts_with("double-negate @ stablehlo.negate"),
+        "{:?}",
+        r.trace
+    );
+    assert!(
+        r.trace[1].starts_with("mul-one @ stablehlo.multiply"),
+        "{:?}",
+        r.trace
+    );
     assert_eq!(kinds(&full, "main"), [OpKind::FuncReturn]);
 
     let mut one = build();
@@ -182,7 +218,10 @@ fn inline_replaces_calls_and_drops_private_callees() {
     let mut m = b.finish(&[e]);
     run(&mut m, "inline");
     assert!(m.func("sq").is_none());
-    assert_eq!(kinds(&m, "main"), [OpKind::Multiply, OpKind::Exponential, OpKind::FuncReturn]);
+    assert_eq!(
+        kinds(&m, "main"),
+        [OpKind::Multiply, OpKind::Exponential, OpKind::FuncReturn]
+    );
     let mul = m.op(m.region(m.func("main").unwrap().body).ops[0]);
     assert_eq!(mul.operands, [arg, arg]);
 }
@@ -201,4 +240,111 @@ fn report_counts_fixpoint_iterations() {
     assert_eq!(r.ops_before, 4);
     assert_eq!(r.ops_after, 3);
     assert!(r.timing_table().contains("cse"));
+}
+
+/// Breaks the module: gives the first op's result a different shape.
+struct Breaker;
+impl neuronc_passes::Pass for Breaker {
+    fn name(&self) -> &'static str {
+        "breaker"
+    }
+    fn run(
+        &self,
+        m: &mut Module,
+        _: &mut PassContext,
+    ) -> Result<neuronc_passes::Changed, neuronc_passes::PassError> {
+        let op = m.region(m.funcs[0].body).ops[0];
+        let r = m.op(op).results[0];
+        let bad = m.types.tensor(F32, &[7]);
+        m.values[r.index()].ty = bad;
+        Ok(neuronc_passes::Changed::Yes)
+    }
+}
+
+#[test]
+fn verify_each_names_the_breaking_pass() {
+    use neuronc_passes::{PassError, PipelineItem};
+    let (mut b, a) = Builder::new(&[(F32, &[4])]);
+    let t = b.ty(F32, &[4]);
+    let x = b.op(OpKind::Negate, &[a[0]], t);
+    let mut m = b.finish(&[x]);
+    let pipeline = Pipeline {
+        items: vec![
+            PipelineItem::Pass(Box::new(neuronc_passes::dce::Dce)),
+            PipelineItem::Pass(Box::new(Breaker)),
+        ],
+    };
+    let mut ctx = PassContext::new();
+    ctx.verify_each = true;
+    let err = run_pipeline(&mut m, &pipeline, &mut ctx).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            PassError::VerifyAfter {
+                pass: "breaker",
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn print_after_sends_the_module_to_the_sink() {
+    use std::sync::{Arc, Mutex};
+    let (mut b, a) = Builder::new(&[(F32, &[4])]);
+    let t = b.ty(F32, &[4]);
+    let n1 = b.op(OpKind::Negate, &[a[0]], t);
+    let n2 = b.op(OpKind::Negate, &[n1], t);
+    let mut m = b.finish(&[n2]);
+    let seen: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    let sink = seen.clone();
+    let mut ctx = PassContext::new();
+    ctx.print_after = vec!["canonicalize".into()];
+    ctx.print_sink = Some(Box::new(move |pass, text| {
+        sink.lock()
+            .unwrap()
+            .push((pass.to_string(), text.to_string()))
+    }));
+    run_pipeline(
+        &mut m,
+        &Pipeline::parse("cse,canonicalize,dce").unwrap(),
+        &mut ctx,
+    )
+    .unwrap();
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].0, "canonicalize");
+    assert!(seen[0].1.contains("return %arg0"), "{}", seen[0].1);
+    assert!(!seen[0].1.contains("stablehlo.negate"), "{}", seen[0].1);
+}
+
+#[test]
+fn opt_options_map_to_pipeline_and_context() {
+    use neuronc_passes::OptOptions;
+    let o = OptOptions {
+        opt_level: Some(1),
+        opt_fuel: Some(3),
+        trace_rewrites: true,
+        verify_each: true,
+        print_after: vec!["cse".into()],
+        ..OptOptions::default()
+    };
+    assert_eq!(
+        o.pipeline().unwrap().to_string(),
+        "inline,canonicalize,cse,dce"
+    );
+    let ctx = o.context().unwrap();
+    assert_eq!(ctx.fuel(), Some(3));
+    assert!(ctx.trace_rewrites && ctx.verify_each);
+    let with_passes = OptOptions {
+        passes: Some("dce".into()),
+        ..o.clone()
+    };
+    assert_eq!(with_passes.pipeline().unwrap().to_string(), "dce");
+    let bad = OptOptions {
+        print_after: vec!["nope".into()],
+        ..OptOptions::default()
+    };
+    assert!(bad.context().is_err());
 }

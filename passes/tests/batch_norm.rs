@@ -20,7 +20,11 @@ fn inputs(types: &[neuronc_ir::TensorType], seed: u32, positive: &[usize]) -> Ve
                 .map(|_| {
                     s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
                     let x = (s >> 8) as f64 / (1u32 << 24) as f64 * 4.0 - 2.0;
-                    if positive.contains(&i) { x.abs() + 0.1 } else { x }
+                    if positive.contains(&i) {
+                        x.abs() + 0.1
+                    } else {
+                        x
+                    }
                 })
                 .collect();
             Tensor::from_f64_as(t.elem, &t.shape, &v).unwrap()
@@ -45,11 +49,20 @@ fn expansion_matches_native_kernels() {
         let mut m = native.clone();
         let mut ctx = PassContext::new();
         ctx.verify_each = true;
-        run_pipeline(&mut m, &Pipeline::parse("decompose-batch-norm").unwrap(), &mut ctx).unwrap();
+        run_pipeline(
+            &mut m,
+            &Pipeline::parse("decompose-batch-norm").unwrap(),
+            &mut ctx,
+        )
+        .unwrap();
         verify_module(&m).unwrap();
         let actual = run_function(&m, &name, args, &RunOptions::default()).unwrap();
         for (i, (e, a)) in expected.iter().zip(&actual).enumerate() {
-            let rtol = if e.elem() == ElemType::BF16 { 1e-2 } else { 1e-5 };
+            let rtol = if e.elem() == ElemType::BF16 {
+                1e-2
+            } else {
+                1e-5
+            };
             compare(e, a, rtol, rtol * compare::max_abs(e))
                 .unwrap_or_else(|err| panic!("@{name} output {i}: {err}"));
         }
@@ -69,7 +82,12 @@ func.func @main(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
   return %0 : tensor<2x2xf32>
 }"#;
     let mut m = parse_module(src).unwrap();
-    run_pipeline(&mut m, &Pipeline::parse("decompose-batch-norm").unwrap(), &mut PassContext::new()).unwrap();
+    run_pipeline(
+        &mut m,
+        &Pipeline::parse("decompose-batch-norm").unwrap(),
+        &mut PassContext::new(),
+    )
+    .unwrap();
     let x = Tensor::from_f32(&[2, 2], &[0.5, -1.0, 3.0, 10.0]).unwrap();
     let y = run_function(&m, "main", vec![x], &RunOptions::default()).unwrap();
     assert_eq!(y[0].as_f32().unwrap(), [1.5, 0.0, 4.0, 11.0]);

@@ -56,7 +56,8 @@ fn run_file(path: &Path) -> Result<(), String> {
         verify_module(&m).map_err(|e| format!("chunk at byte {offset} does not verify: {e}"))?;
         let mut ctx = PassContext::new();
         ctx.verify_each = true;
-        run_pipeline(&mut m, &pipeline, &mut ctx).map_err(|e| format!("chunk at byte {offset}: {e}"))?;
+        run_pipeline(&mut m, &pipeline, &mut ctx)
+            .map_err(|e| format!("chunk at byte {offset}: {e}"))?;
         let printed = print_module(&m, &PrintOptions::default());
         parse_module(&printed).map_err(|e| format!("output does not re-parse: {e}\n{printed}"))?;
         outputs.push(printed);
@@ -72,11 +73,21 @@ fn run_file(path: &Path) -> Result<(), String> {
 fn pass_fixtures() {
     let mut files = Vec::new();
     mlir_files(&fixture_dir(), &mut files);
-    assert!(!files.is_empty(), "no fixtures under {}", fixture_dir().display());
+    assert!(
+        !files.is_empty(),
+        "no fixtures under {}",
+        fixture_dir().display()
+    );
     let failures: Vec<String> = files
         .iter()
         .filter_map(|f| run_file(f).err().map(|e| format!("{}: {e}", f.display())))
         .collect();
     println!("{} fixture files", files.len());
-    assert!(failures.is_empty(), "{} of {} fixture files failed:\n{}", failures.len(), files.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} fixture files failed:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n\n")
+    );
 }

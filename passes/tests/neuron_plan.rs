@@ -166,3 +166,21 @@ fn too_many_inputs_is_refused() {
     assert!(rules(&p).contains(&"too-many-inputs"), "{:?}", rules(&p));
     assert!(p.fusion.kernels.iter().all(|k| k.inputs.len() <= 16));
 }
+
+#[test]
+fn elementwise_prologue_through_relabels_stays_out_of_a_matmul() {
+    // tanh -> reshape -> transpose -> dot: the tanh reaches the matmul through free
+    // relabels, so it is a (non-cheap) prologue and must stay in its own kernel.
+    let (_, p) = plan(
+        r#"
+func.func @main(%x: tensor<4x32x64xf32>, %w: tensor<64x128xf32>) -> tensor<128x128xf32> {
+  %0 = stablehlo.tanh %x : tensor<4x32x64xf32>
+  %1 = stablehlo.reshape %0 : (tensor<4x32x64xf32>) -> tensor<128x64xf32>
+  %2 = stablehlo.transpose %1, dims = [1, 0] : (tensor<128x64xf32>) -> tensor<64x128xf32>
+  %3 = stablehlo.dot_general %2, %w, contracting_dims = [0] x [0] : (tensor<64x128xf32>, tensor<64x128xf32>) -> tensor<128x128xf32>
+  return %3 : tensor<128x128xf32>
+}"#,
+    );
+    assert!(rules(&p).contains(&"matmul-prologue-not-cheap"), "{:?}", rules(&p));
+    assert_eq!(p.fusion.kernels.len(), 2);
+}

@@ -19,7 +19,10 @@ fn build(steps: &[(u8, u32)]) -> Module {
     let mut vals: Vec<ValueId> = vec![args[0]];
     for &(code, p) in steps {
         let x = vals[p as usize % vals.len()];
-        let shape = b.m.tensor_type(x).map(|t| t.shape.to_vec()).unwrap_or_default();
+        let shape =
+            b.m.tensor_type(x)
+                .map(|t| t.shape.to_vec())
+                .unwrap_or_default();
         let elem = b.m.tensor_type(x).map_or(F32, |t| t.elem);
         let ty = b.m.value_type(x);
         let v = match code % 12 {
@@ -27,15 +30,35 @@ fn build(steps: &[(u8, u32)]) -> Module {
             1 => b.op(OpKind::Abs, &[x], ty),
             2 => b.op(OpKind::Tanh, &[x], ty),
             3 | 4 => {
-                let c = splat_like(&mut b, &shape, elem, [0.0, -0.0, 1.0, 2.0][(p / 7) as usize % 4]);
-                let kind = [OpKind::Add, OpKind::Subtract, OpKind::Multiply, OpKind::Maximum][(p / 3) as usize % 4];
+                let c = splat_like(
+                    &mut b,
+                    &shape,
+                    elem,
+                    [0.0, -0.0, 1.0, 2.0][(p / 7) as usize % 4],
+                );
+                let kind = [
+                    OpKind::Add,
+                    OpKind::Subtract,
+                    OpKind::Multiply,
+                    OpKind::Maximum,
+                ][(p / 3) as usize % 4];
                 let (l, r) = if p % 2 == 0 { (x, c) } else { (c, x) };
                 b.op(kind, &[l, r], ty)
             }
             5 => {
                 // A second operand of the same type, if any, else x itself.
-                let y = vals.iter().rev().copied().find(|&v| b.m.value_type(v) == ty).unwrap_or(x);
-                let kind = [OpKind::Add, OpKind::Subtract, OpKind::Multiply, OpKind::Minimum][(p / 5) as usize % 4];
+                let y = vals
+                    .iter()
+                    .rev()
+                    .copied()
+                    .find(|&v| b.m.value_type(v) == ty)
+                    .unwrap_or(x);
+                let kind = [
+                    OpKind::Add,
+                    OpKind::Subtract,
+                    OpKind::Multiply,
+                    OpKind::Minimum,
+                ][(p / 5) as usize % 4];
                 b.op(kind, &[x, y], ty)
             }
             6 | 7 => transpose(&mut b, x, &shape, elem, p),
@@ -50,7 +73,12 @@ fn build(steps: &[(u8, u32)]) -> Module {
                 s.extend(&shape);
                 let t = b.ty(elem, &s);
                 let dims: Vec<i64> = (1..=shape.len() as i64).collect();
-                b.op_attrs(OpKind::BroadcastInDim, &[x], t, &[("broadcast_dimensions", ints(&dims))])
+                b.op_attrs(
+                    OpKind::BroadcastInDim,
+                    &[x],
+                    t,
+                    &[("broadcast_dimensions", ints(&dims))],
+                )
             }
             10 => {
                 let wide = if elem == F32 { ElemType::F64 } else { F32 };
@@ -87,7 +115,7 @@ fn transpose(b: &mut Builder, x: ValueId, shape: &[i64], elem: ElemType, p: u32)
     let n = shape.len();
     let mut perm: Vec<i64> = (0..n as i64).collect();
     perm.rotate_left(p as usize % n.max(1));
-    if p % 3 == 0 && n >= 2 {
+    if p.is_multiple_of(3) && n >= 2 {
         perm.swap(0, 1);
     }
     let s: Vec<i64> = perm.iter().map(|&d| shape[d as usize]).collect();

@@ -41,7 +41,9 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn entry_name(m: &Module) -> Result<String, Failed> {
-    m.entry().map(|f| f.name.clone()).ok_or_else(|| "no entry function".into())
+    m.entry()
+        .map(|f| f.name.clone())
+        .ok_or_else(|| "no entry function".into())
 }
 
 /// Runs the entry function on the fixture's inputs.
@@ -67,9 +69,11 @@ fn validate(path: &Path) -> Result<Option<String>, Failed> {
     let pipeline = Pipeline::preset(2).map_err(|e| e.to_string())?;
     run_pipeline(&mut m, &pipeline, &mut ctx).map_err(|e| e.to_string())?;
     let printed = print_module(&m, &PrintOptions::default());
-    let reparsed = parse_module(&printed).map_err(|e| format!("optimized output does not re-parse: {e}"))?;
+    let reparsed =
+        parse_module(&printed).map_err(|e| format!("optimized output does not re-parse: {e}"))?;
     verify_module(&reparsed).map_err(|e| format!("re-parsed output does not verify: {e}"))?;
-    let after = run(&reparsed, &inputs).map_err(|e| format!("optimized module fails to run: {e}"))?;
+    let after =
+        run(&reparsed, &inputs).map_err(|e| format!("optimized module fails to run: {e}"))?;
     if before.len() != after.len() {
         return Err(format!("{} outputs before, {} after", before.len(), after.len()).into());
     }

@@ -12,8 +12,10 @@
 //! or verify, or cannot be read/written) and [`EXIT_USAGE`] (2: bad command line, from
 //! clap). Diagnostics are rendered only here (module [`render`]), never by the library.
 
+mod explain;
 mod fmt;
 mod input;
+mod opt;
 pub mod render;
 mod run;
 mod stats;
@@ -104,6 +106,10 @@ commands! {
     Stats(stats::StatsArgs),
     /// Run a function of FILE with the reference interpreter on `.npz` inputs.
     Run(run::RunArgs),
+    /// Run a pass pipeline (`--passes=...` or `-O2`) and print the optimized module.
+    Opt(opt::OptArgs),
+    /// Show the NeuronCore kernels, layouts and refused fusions of FILE.
+    Explain(explain::ExplainArgs),
     /// Run golden-file tests (`// RUN:` files) under PATHs (default: fixtures).
     Test(test::TestArgs),
 }

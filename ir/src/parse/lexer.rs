@@ -60,41 +60,6 @@ pub(crate) struct Token {
     pub end: u32,
 }
 
-/// Human-readable description of a token kind for diagnostics.
-pub(crate) fn describe(kind: Tok) -> &'static str {
-    match kind {
-        Tok::Eof => "end of input",
-        Tok::Ident => "identifier",
-        Tok::Percent => "SSA value",
-        Tok::At => "symbol",
-        Tok::Hash => "'#' attribute",
-        Tok::Bang => "'!' type",
-        Tok::Caret => "block label",
-        Tok::Int => "integer",
-        Tok::Float => "float",
-        Tok::Str => "string",
-        Tok::LParen => "'('",
-        Tok::RParen => "')'",
-        Tok::LBrace => "'{'",
-        Tok::RBrace => "'}'",
-        Tok::LSquare => "'['",
-        Tok::RSquare => "']'",
-        Tok::Less => "'<'",
-        Tok::Greater => "'>'",
-        Tok::Comma => "','",
-        Tok::Colon => "':'",
-        Tok::Equal => "'='",
-        Tok::Arrow => "'->'",
-        Tok::Question => "'?'",
-        Tok::Star => "'*'",
-        Tok::Plus => "'+'",
-        Tok::Minus => "'-'",
-        Tok::MetaBegin => "'{-#'",
-        Tok::MetaEnd => "'#-}'",
-        Tok::Error => "invalid character",
-    }
-}
-
 #[inline]
 fn is_ident_start(b: u8) -> bool {
     b.is_ascii_alphabetic() || b == b'_'
@@ -174,7 +139,12 @@ impl<'a> Lexer<'a> {
             b'-' => tok(Tok::Minus, start + 1),
             b'"' => self.lex_string(start),
             b'%' => {
-                let end = self.scan_while(start + 1, is_suffix_cont);
+                // MLIR suffix-id: all digits, or a letter/`$._-` then `[A-Za-z0-9$._-]*`.
+                let end = if next.is_some_and(|d| d.is_ascii_digit()) {
+                    self.scan_while(start + 1, |d| d.is_ascii_digit())
+                } else {
+                    self.scan_while(start + 1, is_suffix_cont)
+                };
                 if end == start + 1 {
                     return tok(Tok::Error, start + 1);
                 }

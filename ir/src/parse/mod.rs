@@ -1,10 +1,12 @@
 //! StableHLO text front end: pretty and generic MLIR syntax into a [`Module`].
 //!
-//! Owns: [`parse_module`] and [`split_input`], and the recursive-descent [`Parser`] whose
-//! pieces live in the submodules: [`lexer`] (tokens), `types` (types), `attr` and `dense`
-//! (attributes and `dense<...>` payloads), `ops` (op framing: results, generic form,
-//! regions, SSA scopes), `pretty` (the custom syntaxes of StableHLO/CHLO/func/check ops)
-//! and `loc` (`loc(...)` and `#loc` aliases).
+//! Owns: [`parse_module`] and [`split_input`], and the recursive-descent `Parser` whose
+//! pieces live in the submodules: `lexer` (tokens), `types` (types), `attr` and `dense`
+//! (attributes and `dense<...>` payloads, `minifloat` for the 4/6/8-bit floats), `ops`
+//! (op framing: results, generic form, regions), `scope` (SSA name scopes), `syntax` (the
+//! table of op pretty syntaxes, shared with the printer), `pretty` (the custom syntaxes of
+//! StableHLO/CHLO/func/check ops), `generic_items` (generic-form `builtin.module` and
+//! `func.func`) and `loc` (`loc(...)` and `#loc` aliases).
 //!
 //! Invariants:
 //! * parsing is linear in the input and never panics; nesting of regions, attributes and
@@ -31,7 +33,7 @@ use crate::attr::NamedAttrs;
 use crate::module::{FuncId, OpId, Span};
 use crate::types::TypeId;
 use crate::{Attr, Diagnostic, Func, Module, ParseError};
-use lexer::{describe, Lexer, Tok, Token};
+use lexer::{Lexer, Tok, Token};
 use rustc_hash::FxHashMap;
 
 pub(crate) use dense::bytes_to_f64 as dense_bytes_to_f64;
@@ -220,7 +222,6 @@ impl<'a> Parser<'a> {
             }
             format!("'{}'", &s[..cut])
         };
-        let _ = describe;
         self.err_at(Self::span_of(t), format!("expected {what}, found {found}"))
     }
     pub fn enter(&mut self) -> PResult<()> {

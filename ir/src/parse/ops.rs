@@ -120,13 +120,12 @@ impl<'a> Parser<'a> {
                 return Ok(out);
             }
             // Stop before `, keyword` (pretty forms like `%a, dims = ...`).
-            let save = (self.pos, self.peeked);
-            self.bump();
-            if !self.at(Tok::Percent) {
-                self.pos = save.0;
-                self.peeked = save.1;
+            let comma = self.peek();
+            let after = self.lx.skip_trivia(comma.end as usize);
+            if self.lx.bytes.get(after) != Some(&b'%') {
                 return Ok(out);
             }
+            self.bump();
         }
     }
 

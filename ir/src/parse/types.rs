@@ -188,14 +188,18 @@ impl<'a> Parser<'a> {
         if s == "complex" {
             self.bump();
             self.expect(Tok::Less, "'<' after 'complex'")?;
-            let pt = self.peek();
-            let part = self.parse_elem_type()?;
-            self.expect(Tok::Greater, "'>' to close the complex type")?;
-            return match part {
-                ElemType::F32 => Ok(ElemType::Complex64),
-                ElemType::F64 => Ok(ElemType::Complex128),
-                _ => self.err_at(Self::span_of(pt), "complex element type must be f32 or f64"),
+            // Not recursive: the part must be a plain f32/f64 keyword.
+            let pt = self.bump();
+            let part = match (pt.kind, self.text(pt)) {
+                (Tok::Ident, "f32") => ElemType::Complex64,
+                (Tok::Ident, "f64") => ElemType::Complex128,
+                _ => {
+                    return self
+                        .err_at(Self::span_of(pt), "complex element type must be f32 or f64")
+                }
             };
+            self.expect(Tok::Greater, "'>' to close the complex type")?;
+            return Ok(part);
         }
         match ElemType::from_keyword(s) {
             Some(e) if s != "index" => {
@@ -246,16 +250,16 @@ impl<'a> Parser<'a> {
         let mut v = Tys::new();
         v.push(self.parse_type()?);
         while self.at(Tok::Comma) {
-            let save = (self.pos, self.peeked);
-            self.bump();
-            let t = self.peek();
-            let is_type = matches!(t.kind, Tok::Bang | Tok::LParen)
-                || (t.kind == Tok::Ident && matches!(self.text(t), "tensor" | "tuple"));
+            let comma = self.peek();
+            let rest = &self.lx.bytes[self.lx.skip_trivia(comma.end as usize)..];
+            let is_type = rest.starts_with(b"tensor<")
+                || rest.starts_with(b"tuple<")
+                || rest.starts_with(b"!")
+                || rest.starts_with(b"(");
             if !is_type {
-                self.pos = save.0;
-                self.peeked = save.1;
                 break;
             }
+            self.bump();
             v.push(self.parse_type()?);
         }
         Ok(v)

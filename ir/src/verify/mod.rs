@@ -137,6 +137,24 @@ impl<'m> Walker<'m> {
             self.error(f.span, format!("body of '@{}' is owned by an op", f.name));
             return;
         }
+        let n_args = self.m.region(f.body).args.len();
+        if !f.arg_attrs.is_empty() && f.arg_attrs.len() != n_args {
+            let msg = format!(
+                "'@{}' has {} argument attribute dictionaries for {n_args} arguments",
+                f.name,
+                f.arg_attrs.len()
+            );
+            self.error(f.span, msg);
+        }
+        if !f.result_attrs.is_empty() && f.result_attrs.len() != f.result_types.len() {
+            let msg = format!(
+                "'@{}' has {} result attribute dictionaries for {} results",
+                f.name,
+                f.result_attrs.len(),
+                f.result_types.len()
+            );
+            self.error(f.span, msg);
+        }
         self.walk_region(f.body, None, f.span);
     }
 

@@ -121,7 +121,8 @@ pub fn slice(
                 format!("expects positive strides, but stride {i} is {st}"),
             );
         }
-        out.push((l - s + st - 1) / st);
+        let n = (l as i128 - s as i128 + st as i128 - 1) / st as i128;
+        out.push(size(n, "C5", &format!("result dimension {i}"))?);
     }
     Ok(out)
 }
@@ -637,6 +638,10 @@ pub fn infer_result_types(m: &Module, op: OpId) -> Option<ShapeResult<Vec<Type>>
     let ints = |n: &str| o.attrs.i64_array(n);
     let same_elem = |shape: ShapeResult<Vec<i64>>, e: ElemType| shape.map(|s| vec![tensor(e, s)]);
     Some(match o.kind {
+        OpKind::Abs if t(0)?.elem.is_complex() => {
+            let a = t(0)?;
+            Ok(vec![tensor(a.elem.complex_part()?, a.shape.to_vec())])
+        }
         k if k.traits().contains(crate::Traits::SAME_TYPE) && !o.operands.is_empty() => {
             Ok(vec![m.ty(m.value_type(o.operands[0])).clone()])
         }
@@ -705,6 +710,99 @@ pub fn infer_result_types(m: &Module, op: OpId) -> Option<ShapeResult<Vec<Type>>
             }
             shape.map(|s| elems.iter().map(|&e| tensor(e, s.clone())).collect())
         }
+        OpKind::Convolution => {
+            let (a, b) = (t(0)?, t(1)?);
+            let crate::Attr::ConvDims(cd) = o.attrs.get("dimension_numbers")? else {
+                return None;
+            };
+            let s = a.rank().checked_sub(2)?;
+            let e = m
+                .tensor_type(*o.results.first()?)
+                .map_or(a.elem, |r| r.elem);
+            same_elem(
+                convolution(&a.shape, &b.shape, cd, &conv_window_of(o, s)?),
+                e,
+            )
+        }
+        OpKind::ReduceWindow => {
+            let a = t(0)?;
+            let r = a.rank();
+            let ones = || vec![1i64; r];
+            let w = Window {
+                dims: ints("window_dimensions")?,
+                strides: ints("window_strides").unwrap_or_else(ones),
+                base_dilations: ints("base_dilations").unwrap_or_else(ones),
+                window_dilations: ints("window_dilations").unwrap_or_else(ones),
+                padding: padding_of(o, r)?,
+            };
+            let shape = reduce_window(&a.shape, &w);
+            let elems: Option<Vec<ElemType>> = o
+                .results
+                .iter()
+                .map(|&v| m.tensor_type(v).map(|t| t.elem))
+                .collect();
+            let elems = elems?;
+            shape.map(|s| elems.iter().map(|&e| tensor(e, s.clone())).collect())
+        }
+        OpKind::Gather => {
+            let (a, idx) = (t(0)?, t(1)?);
+            let crate::Attr::GatherDims(g) = o.attrs.get("dimension_numbers")? else {
+                return None;
+            };
+            same_elem(
+                gather(&a.shape, &idx.shape, g, &ints("slice_sizes")?),
+                a.elem,
+            )
+        }
+        OpKind::Broadcast => {
+            let a = t(0)?;
+            let mut s = ints("broadcast_sizes")?;
+            s.extend_from_slice(&a.shape);
+            Ok(vec![tensor(a.elem, s)])
+        }
+        OpKind::Real | OpKind::Imag => {
+            let a = t(0)?;
+            Ok(vec![tensor(
+                a.elem.complex_part().unwrap_or(a.elem),
+                a.shape.to_vec(),
+            )])
+        }
+        OpKind::Tuple => Ok(vec![Type::Tuple(
+            o.operands.iter().map(|&v| m.value_type(v)).collect(),
+        )]),
+        OpKind::GetTupleElement => {
+            let Type::Tuple(elems) = m.ty(m.value_type(*o.operands.first()?)) else {
+                return None;
+            };
+            let i = usize::try_from(o.attrs.int("index")?).ok()?;
+            Ok(vec![m.ty(*elems.get(i)?).clone()])
+        }
         _ => return None,
+    })
+}
+
+/// `padding` of a windowed op as `(low, high)` pairs (zeros when absent).
+fn padding_of(o: &crate::Op, rank: usize) -> Option<Vec<(i64, i64)>> {
+    let Some(a) = o.attrs.get("padding") else {
+        return Some(vec![(0, 0); rank]);
+    };
+    let v = a.as_i64_array()?;
+    if v.len() % 2 != 0 {
+        return None;
+    }
+    Some(v.chunks(2).map(|p| (p[0], p[1])).collect())
+}
+
+/// The window attributes of a convolution with spec defaults for absent ones.
+fn conv_window_of(o: &crate::Op, s: usize) -> Option<ConvWindow> {
+    let ints = |n: &str| o.attrs.i64_array(n);
+    let ones = || vec![1i64; s];
+    Some(ConvWindow {
+        strides: ints("window_strides").unwrap_or_else(ones),
+        padding: padding_of(o, s)?,
+        lhs_dilation: ints("lhs_dilation").unwrap_or_else(ones),
+        rhs_dilation: ints("rhs_dilation").unwrap_or_else(ones),
+        feature_group_count: o.attrs.int("feature_group_count").unwrap_or(1),
+        batch_group_count: o.attrs.int("batch_group_count").unwrap_or(1),
     })
 }

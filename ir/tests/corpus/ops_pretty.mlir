@@ -22,7 +22,8 @@ func.func public @unary_float(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2
   %15 = stablehlo.sine %14 : tensor<2x3xf32>
   %16 = stablehlo.sqrt %15 : tensor<2x3xf32>
   %17 = stablehlo.tan %16 : tensor<2x3xf32>
-  %18 = stablehlo.tanh %17 : tensor<2x3xf32>
+  %ra = stablehlo.exponential %17 {result_accuracy = #stablehlo.result_accuracy<atol = 1.0e-05, ulps = 2, mode = #stablehlo.result_accuracy_mode<TOLERANCE>>} : tensor<2x3xf32>
+  %18 = stablehlo.tanh %ra {result_accuracy = #stablehlo.result_accuracy<mode = #stablehlo.result_accuracy_mode<HIGHEST>>} : tensor<2x3xf32>
   %19 = stablehlo.reduce_precision %18, format = e5m10 : tensor<2x3xf32>
   %20 = stablehlo.is_finite %19 : (tensor<2x3xf32>) -> tensor<2x3xi1>
   %21 = stablehlo.convert %19 : (tensor<2x3xf32>) -> tensor<2x3xf16>

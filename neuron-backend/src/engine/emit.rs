@@ -56,7 +56,10 @@ pub fn report(l: &Lowered, s: &Schedule, model: &CoreModel) -> Report {
     let mut per_engine: BTreeMap<String, u64> = BTreeMap::new();
     let mut busy = [0.0f64; NUM_STREAMS];
     for ins in &p.instrs {
-        busy[ins.engine.index()] += ins.duration_s;
+        let first = ins.engine.index();
+        for b in &mut busy[first..(first + ins.span.max(1) as usize).min(NUM_STREAMS)] {
+            *b += ins.duration_s;
+        }
         let key = match ins.engine {
             Engine::Dma(_) => "DMA".to_string(),
             e => e.name(),
@@ -172,33 +175,38 @@ pub fn program_nir(l: &Lowered, s: &Schedule, target: &str) -> String {
 /// per engine and DMA queue, timestamps in microseconds.
 pub fn timeline_json(l: &Lowered, s: &Schedule) -> String {
     let p = &l.program;
-    let mut events: Vec<serde_json::Value> = Vec::with_capacity(p.instrs.len() + NUM_STREAMS + 1);
-    events.push(serde_json::json!({"name": "process_name", "ph": "M", "pid": 0, "tid": 0,
-        "args": {"name": "NeuronCore"}}));
+    let q = |x: &str| serde_json::to_string(x).unwrap_or_else(|_| "\"?\"".into());
+    let mut out = String::with_capacity(p.instrs.len() * 150 + 4096);
+    out.push_str("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+    out.push_str("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"NeuronCore\"}}");
     for (e, stream) in s.streams.iter().enumerate() {
         if stream.is_empty() {
             continue;
         }
-        events.push(serde_json::json!({"name": "thread_name", "ph": "M", "pid": 0, "tid": e,
-            "args": {"name": Engine::from_index(e).name()}}));
-        events.push(serde_json::json!({"name": "thread_sort_index", "ph": "M", "pid": 0, "tid": e,
-            "args": {"sort_index": e}}));
+        let name = q(&Engine::from_index(e).name());
+        let _ = write!(
+            out,
+            ",\n{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":{e},\"args\":{{\"name\":{name}}}}}\
+             ,\n{{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":0,\"tid\":{e},\"args\":{{\"sort_index\":{e}}}}}"
+        );
     }
     for (e, stream) in s.streams.iter().enumerate() {
         for &id in stream {
             let ins = &p.instrs[id as usize];
-            events.push(serde_json::json!({
-                "name": ins.op.mnemonic(),
-                "cat": format!("k{}", ins.kernel),
-                "ph": "X",
-                "ts": us(s.start[id as usize]),
-                "dur": us(ins.duration_s),
-                "pid": 0,
-                "tid": e,
-                "args": {"id": id, "tile": format!("{}x{}", ins.partitions, ins.free), "count": ins.count},
-            }));
+            let _ = write!(
+                out,
+                ",\n{{\"name\":{},\"cat\":\"k{}\",\"ph\":\"X\",\"ts\":{:.4},\"dur\":{:.4},\"pid\":0,\"tid\":{e},\
+                 \"args\":{{\"id\":{id},\"tile\":\"{}x{}\",\"count\":{}}}}}",
+                q(&ins.op.mnemonic()),
+                ins.kernel as i64,
+                us(s.start[id as usize]),
+                us(ins.duration_s),
+                ins.partitions,
+                ins.free,
+                ins.count,
+            );
         }
     }
-    let doc = serde_json::json!({"traceEvents": events, "displayTimeUnit": "ns"});
-    serde_json::to_string(&doc).unwrap_or_default()
+    out.push_str("\n]}\n");
+    out
 }

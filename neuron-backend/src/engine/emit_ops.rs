@@ -64,7 +64,7 @@ struct Kx {
     /// Readers of resident inputs.
     resident_readers: FxHashMap<ValueId, Vec<InstrId>>,
     /// The kernel's local allocation (offset, bytes per partition).
-    local: (u64, u64),
+    local: Vec<(u64, u64)>,
     /// Tables read by gathers: only the gathered bytes move (indirect DMA, facts §1.3).
     gathered: FxHashMap<ValueId, u64>,
 }
@@ -102,7 +102,7 @@ pub(crate) fn lower_compute(
         prod: FxHashMap::default(),
         all: Vec::new(),
         resident_readers: FxHashMap::default(),
-        local: (0, 0),
+        local: Vec::new(),
         gathered: FxHashMap::default(),
     };
     let first_op = m.op(ops[0]).kind.short_name();
@@ -161,10 +161,12 @@ fn finish_kernel(
         };
         let sbuf = kx.resident_out.get(&r).map(|(b, off, bytes, _)| (*b, *off, *bytes));
         let pieces = writers.get(&r).cloned().unwrap_or_default();
+        if sbuf.is_some() {
+            lw.resident.insert(r);
+        }
         lw.avail.insert(r, Avail { sbuf, hbm, pieces, hbm_pieces, readers: Vec::new() });
     }
-    let (off, bytes) = kx.local;
-    lw.local_frees.push_back((off, bytes, kx.all));
+    lw.local_frees.push_back((kx.local, kx.all));
 }
 
 /// The kernel's matmul, with the stationary operand chosen by cost.
@@ -334,8 +336,9 @@ fn plan_memory(
     let mut slot_bytes: Vec<u64> = streams.iter().map(|&v| nslots * tile_bytes_pp(lw, &kx.tiling, v)).collect();
     let mut whole_bytes: Vec<u64> = whole_loads.iter().map(|&v| resident_bytes_pp(m, &lw.plan.layout, v)).collect();
     let mut local: u64 = slot_bytes.iter().sum::<u64>() + whole_bytes.iter().sum::<u64>();
-    let mut grant = lw.alloc_spilling(local, pos, &keep);
-    if grant.is_none() && !whole_loads.is_empty() {
+    let sizes: Vec<u64> = slot_bytes.iter().chain(&whole_bytes).copied().collect();
+    let mut grants = alloc_all(lw, &sizes, pos, &keep);
+    if grants.is_none() && !whole_loads.is_empty() {
         // Stream the operands instead of holding them whole.
         for v in whole_loads.drain(..) {
             slot_bytes.push(nslots * tile_bytes_pp(lw, &kx.tiling, v));
@@ -343,27 +346,29 @@ fn plan_memory(
         }
         whole_bytes.clear();
         local = slot_bytes.iter().sum::<u64>();
-        grant = lw.alloc_spilling(local, pos, &keep);
+        grants = alloc_all(lw, &slot_bytes, pos, &keep);
     }
-    let Some((off, war)) = grant else {
+    if grants.is_none() { for (i,v) in streams.iter().enumerate() { eprintln!("DBG stream {v} {:?} {} part {:?}", lw.m.tensor_type(*v).map(|t| t.shape.to_vec()), slot_bytes[i], lw.plan.layout.of(*v)); } eprintln!("DBG tiling {:?} ops {:?}", kx.tiling, ops.iter().map(|o| lw.m.op(*o).kind.short_name()).collect::<Vec<_>>()); }
+    let Some(grants) = grants else {
         let capacity = lw.sbuf.capacity();
         let available = capacity - lw.resident_pinned(&keep);
         return Err(EngineError::SbufOverflow { kernel: k, op: first_op.to_string(), needed: local, available, capacity });
     };
-    kx.local_war = war;
-    let mut cursor = off;
+    for (off, war, size) in &grants {
+        kx.local_war.extend_from_slice(war);
+        kx.local.push((*off, *size));
+    }
     for (i, &v) in streams.iter().enumerate() {
-        let b = lw.prog.buffer(format!("k{}.{v}", kx.k), Mem::Sbuf, cursor, slot_bytes[i]);
-        cursor += slot_bytes[i];
+        let b = lw.prog.buffer(format!("k{}.{v}", kx.k), Mem::Sbuf, grants[i].0, slot_bytes[i]);
         kx.slots.entry(v).or_insert(b);
     }
     let mut whole_bufs = FxHashMap::default();
     for (i, &v) in whole_loads.iter().enumerate() {
-        let b = lw.prog.buffer(format!("k{}.{v}", kx.k), Mem::Sbuf, cursor, whole_bytes[i]);
-        cursor += whole_bytes[i];
+        let off = grants[streams.len() + i].0;
+        let b = lw.prog.buffer(format!("k{}.{v}", kx.k), Mem::Sbuf, off, whole_bytes[i]);
         whole_bufs.insert(v, b);
     }
-    kx.local = (off, local);
+    keep_loaded_inputs(lw, kx, pos, &keep, &mut streams_done(&kx.slots));
     resolve_inputs(lw, kx, &roots, &whole_bufs);
     // Resident outputs: read by a later kernel.
     let mut keep2 = keep.clone();
@@ -379,6 +384,71 @@ fn plan_memory(
         }
     }
     Ok(())
+}
+
+/// Allocates every size (each its own range, so fragmentation matters less); on failure
+/// frees what it got and returns `None`.
+fn alloc_all(lw: &mut Lowerer, sizes: &[u64], pos: usize, keep: &FxHashSet<ValueId>) -> Option<Vec<(u64, Vec<InstrId>, u64)>> {
+    let mut got: Vec<(u64, Vec<InstrId>, u64)> = Vec::with_capacity(sizes.len());
+    for &size in sizes {
+        match lw.alloc_spilling(size, pos, keep) {
+            Some((off, war)) => got.push((off, war, size)),
+            None => {
+                for (off, war, size) in got {
+                    lw.sbuf.free(off, size, war);
+                }
+                return None;
+            }
+        }
+    }
+    Some(got)
+}
+
+fn streams_done(slots: &FxHashMap<ValueId, BufId>) -> FxHashSet<ValueId> {
+    slots.keys().copied().collect()
+}
+
+/// HBM inputs that later kernels read again are loaded once into a resident SBUF copy
+/// (when it fits in a quarter of a partition), so the later kernels need no DMA.
+fn keep_loaded_inputs(lw: &mut Lowerer, kx: &mut Kx, pos: usize, keep: &FxHashSet<ValueId>, streamed: &mut FxHashSet<ValueId>) {
+    let m = lw.m;
+    let mut cands: Vec<ValueId> = keep
+        .iter()
+        .copied()
+        .filter(|&r| lw.avail.get(&r).is_none_or(|a| a.sbuf.is_none()))
+        .filter(|&r| lw.next_use(r, pos) != usize::MAX && !kx.gathered.contains_key(&r))
+        .collect();
+    cands.sort_unstable();
+    for r in cands {
+        let bytes_pp = resident_bytes_pp(m, &lw.plan.layout, r);
+        if bytes_pp > lw.sbuf.capacity() / 4 {
+            continue;
+        }
+        let Some((off, war)) = lw.alloc_spilling(bytes_pp, pos, keep) else { continue };
+        let buf = lw.prog.buffer(format!("{r}"), Mem::Sbuf, off, bytes_pp);
+        if !lw.avail.contains_key(&r) {
+            let hbm = lw.hbm_buffer(r);
+            lw.avail.insert(r, Avail { sbuf: None, hbm: Some(hbm), pieces: vec![], hbm_pieces: vec![], readers: vec![] });
+        }
+        let a = lw.avail[&r].clone();
+        let bytes = elems_bytes(m, r).1;
+        let parts = partition_extent(m, &lw.plan.layout, r).min(128) as u32;
+        let pieces = Lowerer::pieces(bytes);
+        let n: u64 = pieces.iter().map(|&x| x as u64).sum();
+        let (mut acc, mut ids) = (0u64, Vec::new());
+        for &p in &pieces {
+            let sh = bytes * (acc + p as u64) / n - bytes * acc / n;
+            acc += p as u64;
+            let mut deps = a.hbm_pieces.clone();
+            deps.extend_from_slice(&war);
+            let id = lw.dma(Opcode::Load, kx.k, sh, parts, deps, a.hbm.into_iter().collect(), vec![buf]);
+            kx.all.push(id);
+            ids.push(id);
+        }
+        streamed.remove(&r);
+        lw.resident.insert(r);
+        lw.avail.insert(r, Avail { sbuf: Some((buf, off, bytes_pp)), hbm: a.hbm, pieces: ids, hbm_pieces: a.hbm_pieces, readers: vec![] });
+    }
 }
 
 /// Sources of the kernel inputs: resident pieces, whole loads (emitted now) or streams.
@@ -607,6 +677,7 @@ pub(crate) fn instr(engine: Engine, op: Opcode, kernel: u32, parts: u32, free: u
         free: free.max(1),
         count: count.max(1),
         elem_bytes: eb,
+        span: 1,
         reads: Vec::new(),
         writes: Vec::new(),
         deps: Vec::new(),

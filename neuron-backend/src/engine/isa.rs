@@ -160,6 +160,9 @@ pub struct Instr {
     pub count: u32,
     /// Bytes per element of the data it processes.
     pub elem_bytes: u8,
+    /// Consecutive streams occupied from `engine` on (DMA transfers spread over several
+    /// queues; 1 for everything else).
+    pub span: u8,
     pub reads: Vec<BufId>,
     pub writes: Vec<BufId>,
     /// Instructions that must end before this one starts.

@@ -134,6 +134,8 @@ pub(crate) struct Lowerer<'a> {
     pub sbuf: SbufAllocator,
     pub psum: PsumBanks,
     pub avail: FxHashMap<ValueId, Avail>,
+    /// Roots currently resident in SBUF.
+    pub resident: std::collections::BTreeSet<ValueId>,
     /// Kernel positions that read each root, ascending.
     pub uses: FxHashMap<ValueId, Vec<usize>>,
     pub returned: FxHashSet<ValueId>,
@@ -147,7 +149,7 @@ pub(crate) struct Lowerer<'a> {
     /// Kernel-local allocations not yet freed: (offset, bytes, accessors). The last
     /// [`LOCAL_LAG`] kernels keep theirs so that consecutive kernels use different
     /// addresses and can overlap in time.
-    pub local_frees: std::collections::VecDeque<(u64, u64, Vec<InstrId>)>,
+    pub local_frees: std::collections::VecDeque<(Vec<(u64, u64)>, Vec<InstrId>)>,
 }
 
 /// Number of kernels whose local buffers stay allocated after they are lowered.
@@ -165,8 +167,8 @@ pub fn lower(m: &Module, func: &Func, plan: &NeuronPlan, opts: &EngineOptions) -
         lw.lower_kernel(k, pos)?;
         lw.release_after(pos);
         while lw.local_frees.len() > LOCAL_LAG {
-            if let Some((off, bytes, acc)) = lw.local_frees.pop_front() {
-                lw.sbuf.free(off, bytes, acc);
+            if let Some((ranges, acc)) = lw.local_frees.pop_front() {
+                lw.free_local(ranges, acc);
             }
         }
         if lw.prog.instrs.len() > before {
@@ -274,6 +276,7 @@ impl<'a> Lowerer<'a> {
             sbuf: SbufAllocator::new(opts.model.sbuf_partition_bytes),
             psum: PsumBanks::new(opts.model.psum_banks),
             avail: FxHashMap::default(),
+            resident: Default::default(),
             uses: FxHashMap::default(),
             returned: FxHashSet::default(),
             busy: [0.0; 4],
@@ -329,16 +332,23 @@ impl<'a> Lowerer<'a> {
     /// SBUF bytes per partition held by residents in `keep` and by unfreed local buffers.
     pub fn resident_pinned(&self, keep: &FxHashSet<ValueId>) -> u64 {
         let res: u64 = keep.iter().filter_map(|r| self.avail.get(r)).filter_map(|a| a.sbuf.map(|s| s.2)).sum();
-        res + self.local_frees.iter().map(|l| l.1).sum::<u64>()
+        res + self.local_frees.iter().flat_map(|l| l.0.iter().map(|r| r.1)).sum::<u64>()
+    }
+
+    /// Frees a kernel's local ranges; `acc` are the kernel's instructions.
+    pub fn free_local(&mut self, ranges: Vec<(u64, u64)>, acc: Vec<InstrId>) {
+        for (off, bytes) in ranges {
+            self.sbuf.free(off, bytes, acc.clone());
+        }
     }
 
     /// Frees the residents whose last use is kernel position `pos`.
     fn release_after(&mut self, pos: usize) {
         let mut dead: Vec<ValueId> = self
-            .avail
+            .resident
             .iter()
-            .filter(|(r, a)| a.sbuf.is_some() && self.uses.get(r).and_then(|u| u.last()).is_none_or(|&l| l <= pos))
-            .map(|(&r, _)| r)
+            .filter(|r| self.uses.get(r).and_then(|u| u.last()).is_none_or(|&l| l <= pos))
+            .copied()
             .collect();
         dead.sort_unstable();
         for r in dead {
@@ -348,6 +358,7 @@ impl<'a> Lowerer<'a> {
 
     /// Frees the SBUF copy of `r` (its readers and writers guard the range's next tenant).
     pub fn drop_resident(&mut self, r: ValueId) {
+        self.resident.remove(&r);
         if let Some(a) = self.avail.get_mut(&r) {
             if let Some((_, off, bytes)) = a.sbuf.take() {
                 let mut acc = std::mem::take(&mut a.readers);
@@ -359,7 +370,7 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Next kernel position after `pos` that reads `r` (usize::MAX if none).
-    fn next_use(&self, r: ValueId, pos: usize) -> usize {
+    pub fn next_use(&self, r: ValueId, pos: usize) -> usize {
         self.uses.get(&r).and_then(|u| u.iter().find(|&&p| p > pos).copied()).unwrap_or(usize::MAX)
     }
 
@@ -370,17 +381,17 @@ impl<'a> Lowerer<'a> {
             if let Some(g) = self.sbuf.alloc(bytes) {
                 return Some((g.offset, g.war));
             }
-            if let Some((off, bytes, acc)) = self.local_frees.pop_front() {
+            if let Some((ranges, acc)) = self.local_frees.pop_front() {
                 // Give up the overlap with recent kernels before spilling tensors.
-                self.sbuf.free(off, bytes, acc);
+                self.free_local(ranges, acc);
                 continue;
             }
             let victim = self
-                .avail
+                .resident
                 .iter()
-                .filter(|(r, a)| a.sbuf.is_some() && !keep.contains(r))
-                .max_by_key(|(r, _)| (self.next_use(**r, pos), Reverse(**r)))
-                .map(|(&r, _)| r)?;
+                .filter(|r| !keep.contains(r))
+                .max_by_key(|&&r| (self.next_use(r, pos), Reverse(r)))
+                .copied()?;
             self.spill(victim);
         }
     }
@@ -422,15 +433,24 @@ impl<'a> Lowerer<'a> {
     ) -> InstrId {
         let parts = parts.clamp(1, 128);
         let bpp = bytes.div_ceil(parts as u64).max(1);
-        let mut dur = self.opts.model.dma_s(bpp, parts);
+        // A transfer is spread over `lanes` queues (a power of two, one per 32 KiB), like
+        // a scatter-gather list split across the 16 DMA engines (facts §1.3).
+        let lanes = (bytes / (32 * 1024)).clamp(1, DMA_QUEUES as u64).ilog2();
+        let lanes = 1usize << lanes;
+        let model = &self.opts.model;
+        let bw_time = model.dma_s(bpp, parts) - model.dma_fixed_s;
+        let mut dur = model.dma_fixed_s + bw_time / lanes as f64;
         if op == Opcode::DmaTranspose {
             // Element-granular descriptors: assume a quarter of the streaming rate [U].
-            dur = self.opts.model.dma_fixed_s + 4.0 * (dur - self.opts.model.dma_fixed_s);
+            dur = model.dma_fixed_s + 4.0 * bw_time / lanes as f64;
         }
-        let q = (0..DMA_QUEUES as usize)
-            .min_by(|&a, &b| self.dma_busy[a].total_cmp(&self.dma_busy[b]))
-            .unwrap_or(0);
-        self.dma_busy[q] += dur;
+        let busy = self.dma_busy;
+        let load = |q: usize| (q..q + lanes).map(|i| busy[i]).fold(0.0, f64::max);
+        let q = (0..DMA_QUEUES as usize).step_by(lanes).min_by(|&a, &b| load(a).total_cmp(&load(b))).unwrap_or(0);
+        let until = load(q) + dur;
+        for b in &mut self.dma_busy[q..q + lanes] {
+            *b = until;
+        }
         self.work.hbm_bytes += bytes;
         self.push(Instr {
             id: 0,
@@ -441,6 +461,7 @@ impl<'a> Lowerer<'a> {
             free: bpp.min(u32::MAX as u64) as u32,
             count: 1,
             elem_bytes: 1,
+            span: lanes as u8,
             reads,
             writes,
             deps,

@@ -10,6 +10,7 @@
 //! at once.
 
 use crate::engine::isa::InstrId;
+use std::collections::BTreeMap;
 
 /// A free or recently freed address range `[start, end)` in bytes per partition.
 #[derive(Clone, Debug)]
@@ -18,12 +19,6 @@ struct Range {
     end: u64,
 }
 
-/// A freed range remembering who touched it last.
-#[derive(Clone, Debug)]
-struct Tombstone {
-    range: Range,
-    accessors: Vec<InstrId>,
-}
 
 /// The result of a successful allocation.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,13 +29,20 @@ pub struct Grant {
     pub war: Vec<InstrId>,
 }
 
-/// First-fit allocator over the bytes of one SBUF partition (every tensor occupies the
-/// same range in each partition it uses, `neuron-facts.md` §1.3).
+/// Next-fit allocator over the bytes of one SBUF partition (every tensor occupies the
+/// same range in each partition it uses, `neuron-facts.md` §1.3). The search starts where
+/// the previous allocation ended, so recently freed ranges (whose last readers may still
+/// be running) are reused last.
+/// Tombstones (freed ranges with their last accessors) are kept disjoint: a newer one
+/// supersedes the overlapped parts of older ones, which is sound because the newer
+/// tenant's writers already waited for the older accessors.
 #[derive(Clone, Debug)]
 pub struct SbufAllocator {
     capacity: u64,
     free: Vec<Range>,
-    tombstones: Vec<Tombstone>,
+    /// start → (end, accessors), disjoint.
+    tombstones: BTreeMap<u64, (u64, Vec<InstrId>)>,
+    cursor: u64,
     used: u64,
     peak: u64,
 }
@@ -57,7 +59,8 @@ impl SbufAllocator {
         SbufAllocator {
             capacity,
             free: vec![Range { start: 0, end: capacity }],
-            tombstones: Vec::new(),
+            tombstones: BTreeMap::new(),
+            cursor: 0,
             used: 0,
             peak: 0,
         }
@@ -79,17 +82,36 @@ impl SbufAllocator {
         self.free.iter().map(|r| r.end - r.start).max().unwrap_or(0)
     }
 
-    /// Allocates `bytes` per partition, first fit. `None` when no free range is large enough.
+    /// Allocates `bytes` per partition, next fit from the cursor (wrapping). `None` when no
+    /// free range is large enough.
     pub fn alloc(&mut self, bytes: u64) -> Option<Grant> {
         let size = align(bytes);
-        let i = self.free.iter().position(|r| r.end - r.start >= size)?;
-        let start = self.free[i].start;
+        let fits = |r: &Range, from: u64| r.end.saturating_sub(r.start.max(from)) >= size;
+        let cur = self.cursor;
+        let i = self
+            .free
+            .iter()
+            .position(|r| r.end > cur && fits(r, cur))
+            .or_else(|| self.free.iter().position(|r| fits(r, 0)))?;
+        let start = if self.free[i].start < cur && fits(&self.free[i], cur) { cur } else { self.free[i].start };
+        if start > self.free[i].start {
+            // Split: keep the part before the cursor free.
+            let before = Range { start: self.free[i].start, end: start };
+            self.free[i].start = start;
+            self.free.insert(i, before);
+            return self.finish_alloc(i + 1, start, size);
+        }
+        self.finish_alloc(i, start, size)
+    }
+
+    fn finish_alloc(&mut self, i: usize, start: u64, size: u64) -> Option<Grant> {
         self.free[i].start += size;
         if self.free[i].start == self.free[i].end {
             self.free.remove(i);
         }
         self.used += size;
         self.peak = self.peak.max(self.used);
+        self.cursor = (start + size) % self.capacity.max(1);
         let war = self.take_tombstones(start, start + size);
         Some(Grant { offset: start, war })
     }
@@ -100,7 +122,8 @@ impl SbufAllocator {
         let r = Range { start: offset, end: offset + size };
         self.used -= size;
         if !accessors.is_empty() {
-            self.tombstones.push(Tombstone { range: r.clone(), accessors });
+            self.carve(r.start, r.end);
+            self.tombstones.insert(r.start, (r.end, accessors));
         }
         let pos = self.free.partition_point(|f| f.start < r.start);
         self.free.insert(pos, r);
@@ -115,19 +138,42 @@ impl SbufAllocator {
         }
     }
 
-    /// Collects (and drops, where fully covered) the tombstones overlapping `[a, b)`.
+    /// Collects the accessors of the tombstones overlapping `[a, b)` and removes those
+    /// parts (the new tenant's writers now stand for them).
     fn take_tombstones(&mut self, a: u64, b: u64) -> Vec<InstrId> {
         let mut war = Vec::new();
-        self.tombstones.retain(|t| {
-            let overlaps = t.range.start < b && a < t.range.end;
-            if overlaps {
-                war.extend_from_slice(&t.accessors);
-            }
-            !(overlaps && a <= t.range.start && t.range.end <= b)
-        });
+        for (_, (_, acc)) in self.overlapping(a, b) {
+            war.extend_from_slice(&acc);
+        }
+        self.carve(a, b);
         war.sort_unstable();
         war.dedup();
         war
+    }
+
+    /// Tombstones overlapping `[a, b)` (disjoint, so a reverse scan from `b` suffices).
+    fn overlapping(&self, a: u64, b: u64) -> Vec<(u64, (u64, Vec<InstrId>))> {
+        let mut out = Vec::new();
+        for (&s, (e, acc)) in self.tombstones.range(..b).rev() {
+            if *e <= a {
+                break;
+            }
+            out.push((s, (*e, acc.clone())));
+        }
+        out
+    }
+
+    /// Removes `[a, b)` from the tombstones, keeping the parts outside it.
+    fn carve(&mut self, a: u64, b: u64) {
+        for (s, (e, acc)) in self.overlapping(a, b) {
+            self.tombstones.remove(&s);
+            if s < a {
+                self.tombstones.insert(s, (a, acc.clone()));
+            }
+            if e > b {
+                self.tombstones.insert(b, (e, acc));
+            }
+        }
     }
 }
 
@@ -171,18 +217,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn first_fit_reuses_freed_range_with_war() {
-        let mut a = SbufAllocator::new(1024);
+    fn next_fit_reuses_freed_range_last_with_war() {
+        let mut a = SbufAllocator::new(512);
         let x = a.alloc(100).unwrap();
         let y = a.alloc(200).unwrap();
         assert_eq!((x.offset, y.offset), (0, 128));
         a.free(x.offset, 100, vec![7]);
-        // 64 B fits in the freed first range and inherits its last accessor.
-        let z = a.alloc(64).unwrap();
-        assert_eq!(z.offset, 0);
-        assert_eq!(z.war, vec![7]);
-        assert_eq!(a.peak(), 128 + 256);
+        // The cursor is at 384: the untouched tail is used before the freed range.
+        let z = a.alloc(128).unwrap();
+        assert_eq!((z.offset, z.war.clone()), (384, vec![]));
+        // Wrapping around reaches the freed range, which carries its last accessor.
+        let w = a.alloc(64).unwrap();
+        assert_eq!((w.offset, w.war), (0, vec![7]));
+        assert_eq!(a.peak(), 64 + 256 + 128);
         assert!(a.alloc(2048).is_none());
+    }
+
+    #[test]
+    fn tombstones_are_superseded() {
+        let mut a = SbufAllocator::new(256);
+        let x = a.alloc(256).unwrap();
+        a.free(x.offset, 256, vec![1]);
+        let y = a.alloc(128).unwrap();
+        assert_eq!(y.war, vec![1]);
+        a.free(y.offset, 128, vec![2]);
+        // [0,128) now answers 2 (which waited for 1); [128,256) still answers 1.
+        let z = a.alloc(256).unwrap();
+        assert_eq!(z.war, vec![1, 2]);
     }
 
     #[test]

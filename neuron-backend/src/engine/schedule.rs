@@ -70,6 +70,13 @@ fn ports(p: &Program, i: usize, shared: bool) -> [Option<usize>; 2] {
     [sbuf.then_some(PORT_SBUF_VG), psum.then_some(PORT_PSUM_VS)]
 }
 
+/// The other streams a multi-queue DMA transfer occupies.
+fn span(p: &Program, i: usize) -> std::ops::Range<usize> {
+    let ins = &p.instrs[i];
+    let first = ins.engine.index();
+    (first + 1)..(first + ins.span.max(1) as usize).min(NUM_STREAMS)
+}
+
 /// Schedules `p`; `shared_ports` models the NeuronCore-v2 port conflicts.
 pub fn schedule(p: &Program, shared_ports: bool) -> Schedule {
     let n = p.instrs.len();
@@ -110,7 +117,7 @@ pub fn schedule(p: &Program, shared_ports: bool) -> Schedule {
                 (None, None) => continue,
             };
             let mut start = est[cand].max(t);
-            for r in ports(p, cand, shared_ports).into_iter().flatten() {
+            for r in ports(p, cand, shared_ports).into_iter().flatten().chain(span(p, cand)) {
                 start = start.max(free_at[r]);
             }
             if best.is_none_or(|(b, _)| start < b) {
@@ -127,7 +134,7 @@ pub fn schedule(p: &Program, shared_ports: bool) -> Schedule {
         } as usize;
         let end = start + p.instrs[id].duration_s;
         free_at[e] = end;
-        for r in ports(p, id, shared_ports).into_iter().flatten() {
+        for r in ports(p, id, shared_ports).into_iter().flatten().chain(span(p, id)) {
             free_at[r] = end;
         }
         s.start[id] = start;

@@ -132,6 +132,10 @@ impl Emitter<'_> {
             K::ChloConj => self.conj(c, x)?,
             K::ChloLgamma | K::ChloDigamma => self.gamma_fn(c, o.kind, x)?,
             K::ChloErfInv => self.erf_inv(c, x)?,
+            K::ChloNextAfter => self.next_after(c, x, ops[1])?,
+            K::ChloBesselI1e => self.bessel_i1e(c, x)?,
+            K::ChloZeta => self.zeta(c, x, ops[1])?,
+            K::ChloPolygamma => self.polygamma(c, x, ops[1])?,
             K::ChloTopK => return self.top_k(c, op, x),
             K::ChloConstantLike => {
                 let v = match o.attrs.get("value") {
@@ -263,9 +267,7 @@ impl Emitter<'_> {
         let base = &o.kind.short_name()["broadcast_".len()..];
         let code = match base {
             "add" | "and" | "atan2" | "divide" | "maximum" | "minimum" | "multiply" | "or"
-            | "power" | "remainder" | "subtract" | "xor" | "complex" | "select" => {
-                base.to_string()
-            }
+            | "power" | "remainder" | "subtract" | "xor" | "complex" | "select" => base.to_string(),
             "shift_left" => "shift-left".into(),
             "shift_right_arithmetic" => "shift-right-arithmetic".into(),
             "shift_right_logical" => "shift-right-logical".into(),
@@ -351,17 +353,23 @@ impl Emitter<'_> {
         };
         let mut i = inst("custom-call", s, ops);
         i.custom_call_target = target;
-        i.custom_call_has_side_effect = matches!(o.attrs.get("has_side_effect"), Some(Attr::Bool(true)));
+        i.custom_call_has_side_effect =
+            matches!(o.attrs.get("has_side_effect"), Some(Attr::Bool(true)));
         i.custom_call_api_version = o.attrs.int("api_version").unwrap_or(1).clamp(0, 4) as i32;
-        match o.attrs.get("backend_config") {
-            Some(Attr::Str(b)) => i.backend_config = b.as_bytes().to_vec(),
-            None => {}
-            Some(Attr::Dict(d)) if d.is_empty() => {}
-            Some(_) => {
-                return Err(HloError::Unsupported(
-                    "custom_call with a dictionary backend_config (typed FFI)".into(),
-                ))
+        match (
+            o.attrs.get("backend_config"),
+            o.attrs.get("mhlo.backend_config"),
+        ) {
+            (_, Some(Attr::Dict(_))) | (Some(Attr::Dict(_)), _) => {
+                // Typed-FFI calls (jax's CPU LAPACK kernels) are host-specific: neither
+                // neuronx-cc nor an HLO round trip can use them.
+                return Err(HloError::Unsupported(format!(
+                    "typed-FFI custom call @{} (host-specific kernel)",
+                    i.custom_call_target
+                )));
             }
+            (Some(Attr::Str(b)), _) => i.backend_config = b.as_bytes().to_vec(),
+            _ => {}
         }
         if let Some(Attr::Array(aliases)) = o.attrs.get("output_operand_aliases") {
             for a in aliases {

@@ -58,7 +58,9 @@ impl Comp {
     /// The instruction for an IR value.
     pub fn get(&self, v: ValueId) -> Result<i64, HloError> {
         self.values.get(&v).copied().ok_or_else(|| {
-            HloError::Malformed(format!("value {v} is used but not visible in this computation"))
+            HloError::Malformed(format!(
+                "value {v} is used but not visible in this computation"
+            ))
         })
     }
 }
@@ -283,12 +285,7 @@ impl<'a> Emitter<'a> {
             .collect()
     }
 
-    fn collect_uses(
-        &self,
-        r: RegionId,
-        defined: &mut FxHashSet<ValueId>,
-        used: &mut Vec<ValueId>,
-    ) {
+    fn collect_uses(&self, r: RegionId, defined: &mut FxHashSet<ValueId>, used: &mut Vec<ValueId>) {
         defined.extend(self.m.region(r).args.iter().copied());
         for &op in &self.m.region(r).ops {
             let o = self.m.op(op);

@@ -8,9 +8,9 @@
 
 use super::emit::{inst, Comp, Emitter};
 use super::proto::{
-    ConvolutionDimensionNumbers, DotDimensionNumbers, GatherDimensionNumbers,
-    HloInstructionProto, PaddingConfig, PaddingConfigDimension, Precision, PrecisionConfig,
-    PrimitiveType, SliceDimensions, Window, WindowDimension,
+    ConvolutionDimensionNumbers, DotDimensionNumbers, GatherDimensionNumbers, HloInstructionProto,
+    PaddingConfig, PaddingConfigDimension, Precision, PrecisionConfig, PrimitiveType,
+    SliceDimensions, Window, WindowDimension,
 };
 use super::shape::{self, dense_literal, with_prim};
 use super::HloError;
@@ -74,9 +74,7 @@ fn direct_opcode(k: OpKind) -> Option<&'static str> {
 
 /// A required integer-list attribute.
 pub fn ints(o: &Op, name: &str) -> Result<Vec<i64>, HloError> {
-    o.attrs
-        .i64_array(name)
-        .ok_or_else(|| missing(o, name))
+    o.attrs.i64_array(name).ok_or_else(|| missing(o, name))
 }
 
 /// An optional integer-list attribute.
@@ -90,7 +88,10 @@ pub fn int(o: &Op, name: &str) -> Result<i64, HloError> {
 }
 
 pub fn missing(o: &Op, name: &str) -> HloError {
-    HloError::Malformed(format!("{} without a valid `{name}` attribute", o.kind.name()))
+    HloError::Malformed(format!(
+        "{} without a valid `{name}` attribute",
+        o.kind.name()
+    ))
 }
 
 /// A boolean attribute, `false` when absent.

@@ -26,8 +26,8 @@ use emit::{sanitize, Comp, Emitter};
 use neuronc_ir::{Attr, Module};
 use prost::Message;
 use proto::{
-    AliasEntryProto, AliasKind, BufferDonorEntryProto, FrontendAttributes,
-    HloBufferDonorProto, HloInputOutputAliasProto, HloModuleProto,
+    AliasEntryProto, AliasKind, BufferDonorEntryProto, FrontendAttributes, HloBufferDonorProto,
+    HloInputOutputAliasProto, HloModuleProto,
 };
 use std::collections::BTreeMap;
 
@@ -105,7 +105,9 @@ fn build_module(module: &Module, opts: &HloOptions) -> Result<HloModuleProto, Hl
         Some(n) => module
             .func(n)
             .ok_or_else(|| HloError::NoEntry(format!(" named @{n}")))?,
-        None => module.entry().ok_or_else(|| HloError::NoEntry(String::new()))?,
+        None => module
+            .entry()
+            .ok_or_else(|| HloError::NoEntry(String::new()))?,
     };
     let mut em = Emitter::new(module, opts);
     let mut c = Comp::new(sanitize(&entry.name));
@@ -143,19 +145,22 @@ fn build_module(module: &Module, opts: &HloOptions) -> Result<HloModuleProto, Hl
         .clone()
         .or_else(|| module.name.clone())
         .unwrap_or_else(|| "neuronc_module".into());
+    let alias = aliases(entry, opts, n_out);
     Ok(HloModuleProto {
         name: sanitize(&name),
         entry_computation_name: entry_name,
         entry_computation_id: entry_id,
         computations,
         host_program_shape: Some(proto::ProgramShapeProto {
-            parameter_names: (0..program_params.len()).map(|i| format!("input{i}")).collect(),
+            parameter_names: (0..program_params.len())
+                .map(|i| format!("input{i}"))
+                .collect(),
             parameters: program_params,
             result: Some(result),
         }),
         id: 0,
-        input_output_alias: aliases(entry, opts, n_out),
-        buffer_donor: donors(entry),
+        buffer_donor: donors(entry, alias.as_ref()),
+        input_output_alias: alias,
         is_dynamic: false,
         frontend_attributes: opts.neff_names.then(|| {
             attrs([
@@ -212,13 +217,23 @@ fn aliases(
     (!entries.is_empty()).then_some(HloInputOutputAliasProto { entries })
 }
 
-/// Buffer donors from `jax.buffer_donor = true` argument attributes.
-fn donors(entry: &neuronc_ir::Func) -> Option<HloBufferDonorProto> {
+/// Buffer donors from `jax.buffer_donor = true` argument attributes (parameters that are
+/// already aliased to an output are not listed again).
+fn donors(
+    entry: &neuronc_ir::Func,
+    alias: Option<&HloInputOutputAliasProto>,
+) -> Option<HloBufferDonorProto> {
+    let aliased: Vec<i64> = alias
+        .map(|a| a.entries.iter().map(|e| e.parameter_number).collect())
+        .unwrap_or_default();
     let entries: Vec<_> = entry
         .arg_attrs
         .iter()
         .enumerate()
-        .filter(|(_, a)| matches!(a.get("jax.buffer_donor"), Some(Attr::Bool(true))))
+        .filter(|(p, a)| {
+            matches!(a.get("jax.buffer_donor"), Some(Attr::Bool(true)))
+                && !aliased.contains(&(*p as i64))
+        })
         .map(|(p, _)| BufferDonorEntryProto {
             parameter_number: p as i64,
             parameter_shape_index: Vec::new(),

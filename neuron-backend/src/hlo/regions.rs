@@ -88,7 +88,11 @@ impl Emitter<'_> {
             K::While => self.while_loop(c, op, ops),
             K::If | K::Case => self.conditional(c, op, ops),
             K::Call | K::Composite => {
-                let attr = if o.kind == K::Call { "callee" } else { "decomposition" };
+                let attr = if o.kind == K::Call {
+                    "callee"
+                } else {
+                    "decomposition"
+                };
                 let callee = match o.attrs.get(attr) {
                     Some(Attr::Symbol(s)) => s.clone(),
                     _ => return Err(missing(o, attr)),
@@ -156,10 +160,9 @@ impl Emitter<'_> {
 
     /// The computation of region `idx` of `o`, which must not capture outer values.
     fn pure_region(&mut self, o: &Op, idx: usize, base: &str) -> Result<i64, HloError> {
-        let r = *o
-            .regions
-            .get(idx)
-            .ok_or_else(|| HloError::Malformed(format!("{} without region {idx}", o.kind.name())))?;
+        let r = *o.regions.get(idx).ok_or_else(|| {
+            HloError::Malformed(format!("{} without region {idx}", o.kind.name()))
+        })?;
         if !self.captures(&[r]).is_empty() {
             return Err(HloError::Unsupported(format!(
                 "{} body uses values defined outside it",
@@ -235,7 +238,10 @@ impl Emitter<'_> {
         let mut comps = Vec::new();
         for (k, &r) in regions.iter().enumerate() {
             let caps = self.captures(&[r]);
-            let elems = caps.iter().map(|&v| c.get(v)).collect::<Result<Vec<_>, _>>()?;
+            let elems = caps
+                .iter()
+                .map(|&v| c.get(v))
+                .collect::<Result<Vec<_>, _>>()?;
             let t = self.tuple(c, elems);
             let s = c.shape(t).clone();
             operands.push(t);

@@ -235,7 +235,12 @@ mod tests {
     #[test]
     fn literals_by_type() {
         let one = 1.5f32.to_le_bytes();
-        let l = literal(ElemType::F32, &one, array_shape(ElemType::F32, &[]).unwrap()).unwrap();
+        let l = literal(
+            ElemType::F32,
+            &one,
+            array_shape(ElemType::F32, &[]).unwrap(),
+        )
+        .unwrap();
         assert_eq!(l.f32s, vec![1.5]);
         let l = literal(
             ElemType::Int(32),
@@ -244,7 +249,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!(l.s32s, vec![-1, 2]);
-        let l = literal(ElemType::I1, &[0, 1], array_shape(ElemType::I1, &[2]).unwrap()).unwrap();
+        let l = literal(
+            ElemType::I1,
+            &[0, 1],
+            array_shape(ElemType::I1, &[2]).unwrap(),
+        )
+        .unwrap();
         assert_eq!(l.preds, vec![false, true]);
     }
 }

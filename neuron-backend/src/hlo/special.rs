@@ -3,13 +3,25 @@
 //! and `erf_inv` (Giles' single-precision polynomial, "Approximating the erfinv
 //! function", GPU Computing Gems, 2011).
 //!
-//! Owns: [`Emitter::gamma_fn`], [`Emitter::erf_inv`].
+//! `next_after` steps the bit pattern by one (IEEE-754 ordering of the representation).
+//! `bessel_i1e` uses `I1(x) = (1/2pi) \int_0^{2pi} e^{x cos t} cos t dt`, evaluated by the
+//! N-point trapezoidal rule (exponentially accurate for periodic analytic integrands; the
+//! aliasing error is about `exp(-N^2 / 2|x|)`) with the `e^{-|x|}` scaling folded into the
+//! exponent, and the Hankel asymptotic series `e^{-x} I1(x) ~ (2 pi x)^{-1/2} (1 - 3/(8x)
+//! - 15/(128x^2) - 315/(3072x^3) - 14175/(98304x^4))` for `|x| > 50`.
+//!
+//! The Hurwitz `zeta(s, q)` is the Euler-Maclaurin sum `sum_{k<9} (q+k)^-s + a^(1-s)/(s-1)
+//! + a^-s/2 + sum_j B_2j/(2j)! s(s+1)..(s+2j-2) a^(-s-2j+1)`, `a = q + 9`, seven Bernoulli
+//! terms; `polygamma(n, x) = (-1)^(n+1) n! zeta(n+1, x)` for `n >= 1`, `digamma` for 0.
+//!
+//! Owns: [`Emitter::gamma_fn`], [`Emitter::erf_inv`], [`Emitter::next_after`],
+//! [`Emitter::bessel_i1e`], [`Emitter::zeta`], [`Emitter::polygamma`].
 //! Invariants: 16-bit float inputs are computed in f32 and converted back; the formulas
 //! are the published ones (the Lanczos coefficients are the standard g = 7 set).
 
-use super::emit::{Comp, Emitter};
-use super::proto::PrimitiveType;
-use super::shape::{prim_of, with_prim};
+use super::emit::{inst, Comp, Emitter};
+use super::proto::{LiteralProto, PrimitiveType};
+use super::shape::{prim_of, with_dims, with_prim};
 use super::HloError;
 use neuronc_ir::OpKind;
 
@@ -178,5 +190,218 @@ impl Emitter<'_> {
         let sinf = self.bin(c, "multiply", x, inf);
         let r = self.select3(c, at_one, sinf, px);
         Ok(self.narrow(c, r, orig))
+    }
+
+    /// `next_after(x, y)`: the representable value after `x` in the direction of `y`.
+    pub fn next_after(&mut self, c: &mut Comp, x: i64, y: i64) -> Result<i64, HloError> {
+        let s = c.shape(x).clone();
+        let int = match prim_of(&s) {
+            Some(PrimitiveType::F64) => PrimitiveType::S64,
+            Some(PrimitiveType::F32) => PrimitiveType::S32,
+            Some(PrimitiveType::F16 | PrimitiveType::Bf16) => PrimitiveType::S16,
+            other => return Err(HloError::Unsupported(format!("next_after on {other:?}"))),
+        };
+        let is = with_prim(&s, int);
+        let xi = self.add3(c, "bitcast-convert", is.clone(), vec![x]);
+        let yi = self.add3(c, "bitcast-convert", is.clone(), vec![y]);
+        // Away from zero when (x < y) differs from (x < 0), else toward zero.
+        let zero = self.k(c, x, 0.0)?;
+        let lt = self.cmp(c, "LT", x, y);
+        let neg = self.cmp(c, "LT", x, zero);
+        let away = self.cmp(c, "NE", lt, neg);
+        let one = self.k(c, xi, 1.0)?;
+        let minus_one = self.k(c, xi, -1.0)?;
+        let step = self.select3(c, away, one, minus_one);
+        let moved = self.bin(c, "add", xi, step);
+        // From zero: the smallest subnormal with the sign of y.
+        let bits = match int {
+            PrimitiveType::S64 => 64.0,
+            PrimitiveType::S32 => 32.0,
+            _ => 16.0,
+        };
+        let shift = self.k(c, xi, bits - 1.0)?;
+        let one_sh = self.k(c, xi, 1.0)?;
+        let sign_bit = self.bin(c, "shift-left", one_sh, shift);
+        let y_sign = self.bin(c, "and", yi, sign_bit);
+        let tiny = self.bin(c, "or", y_sign, one);
+        let x_zero = self.cmp(c, "EQ", x, zero);
+        let r = self.select3(c, x_zero, tiny, moved);
+        let rf = self.add3(c, "bitcast-convert", s, vec![r]);
+        // x == y gives y; NaN in either gives NaN (x + y).
+        let eq = self.cmp(c, "EQ", x, y);
+        let r = self.select3(c, eq, y, rf);
+        let nan_x = self.cmp(c, "NE", x, x);
+        let nan_y = self.cmp(c, "NE", y, y);
+        let any_nan = self.bin(c, "or", nan_x, nan_y);
+        let sum = self.bin(c, "add", x, y);
+        Ok(self.select3(c, any_nan, sum, r))
+    }
+
+    /// `bessel_i1e(x) = e^{-|x|} I1(x)`.
+    pub fn bessel_i1e(&mut self, c: &mut Comp, x0: i64) -> Result<i64, HloError> {
+        const N: usize = 64;
+        let (x, orig) = self.widen(c, x0);
+        let s = c.shape(x).clone();
+        let rank = s.dimensions.len();
+        let mut wide = s.dimensions.clone();
+        wide.push(N as i64);
+        let ws = with_dims(&s, &wide);
+        let cosines: Vec<f64> = (0..N)
+            .map(|k| (2.0 * std::f64::consts::PI * k as f64 / N as f64).cos())
+            .collect();
+        let vs = with_dims(&s, &[N as i64]);
+        let mut lit = LiteralProto {
+            shape: Some(vs.clone()),
+            ..LiteralProto::default()
+        };
+        if prim_of(&s) == Some(PrimitiveType::F64) {
+            lit.f64s = cosines;
+        } else {
+            lit.f32s = cosines.iter().map(|&v| v as f32).collect();
+        }
+        let mut k = inst("constant", vs, vec![]);
+        k.literal = Some(lit);
+        let cv = self.add(c, k);
+        let mut b = inst("broadcast", ws.clone(), vec![cv]);
+        b.dimensions = vec![rank as i64];
+        let cb = self.add(c, b);
+        let ax = self.un(c, "abs", x);
+        let mut bx = inst("broadcast", ws.clone(), vec![x]);
+        bx.dimensions = (0..rank as i64).collect();
+        let mut bax = bx.clone();
+        bax.operand_ids = vec![ax];
+        let xb = self.add(c, bx);
+        let axb = self.add(c, bax);
+        let xc = self.bin(c, "multiply", xb, cb);
+        let ex = self.bin(c, "subtract", xc, axb);
+        let e = self.un(c, "exponential", ex);
+        let term = self.bin(c, "multiply", e, cb);
+        let sum = self.sum_last(c, term, &s)?;
+        let inv_n = self.k(c, x, 1.0 / N as f64)?;
+        let trap = self.bin(c, "multiply", sum, inv_n);
+        // Asymptotic series for large |x|.
+        let coeffs = [
+            1.0,
+            -3.0 / 8.0,
+            -15.0 / 128.0,
+            -315.0 / 3072.0,
+            -14175.0 / 98304.0,
+        ];
+        let one = self.k(c, x, 1.0)?;
+        let inv = self.bin(c, "divide", one, ax);
+        let poly = self.horner(c, inv, &coeffs.iter().rev().copied().collect::<Vec<_>>())?;
+        let two_pi = self.k(c, x, 2.0 * std::f64::consts::PI)?;
+        let t = self.bin(c, "multiply", two_pi, ax);
+        let rs = self.un(c, "rsqrt", t);
+        let mag = self.bin(c, "multiply", rs, poly);
+        let sg = self.un(c, "sign", x);
+        let asym = self.bin(c, "multiply", sg, mag);
+        let fifty = self.k(c, x, 50.0)?;
+        let big = self.cmp(c, "GT", ax, fifty);
+        let r = self.select3(c, big, asym, trap);
+        Ok(self.narrow(c, r, orig))
+    }
+
+    /// Sum of `x` over its last dimension, giving shape `out`.
+    fn sum_last(
+        &mut self,
+        c: &mut Comp,
+        x: i64,
+        out: &super::proto::ShapeProto,
+    ) -> Result<i64, HloError> {
+        let scalar = with_dims(out, &[]);
+        let mut add = Comp::new("sum");
+        let a = self.param(&mut add, scalar.clone());
+        let b = self.param(&mut add, scalar);
+        let r = self.bin(&mut add, "add", a, b);
+        let comp = self.finish(add, r);
+        let p = prim_of(out).unwrap_or(PrimitiveType::F32);
+        let zero = self.scalar(c, p, 0.0)?;
+        let rank = c.shape(x).dimensions.len() as i64;
+        let mut red = inst("reduce", out.clone(), vec![x, zero]);
+        red.dimensions = vec![rank - 1];
+        red.called_computation_ids = vec![comp];
+        Ok(self.add(c, red))
+    }
+
+    /// Hurwitz zeta `zeta(s, q)`; `inf` at `s = 1`, NaN for `s < 1`.
+    pub fn zeta(&mut self, c: &mut Comp, s0: i64, q0: i64) -> Result<i64, HloError> {
+        const TERMS: usize = 9;
+        // B_2j / (2j)! for j = 1..7.
+        const BERN: [f64; 7] = [
+            1.0 / 12.0,
+            -1.0 / 720.0,
+            1.0 / 30_240.0,
+            -1.0 / 1_209_600.0,
+            1.0 / 47_900_160.0,
+            -691.0 / 1_307_674_368_000.0,
+            1.0 / 74_724_249_600.0,
+        ];
+        let (s, orig) = self.widen(c, s0);
+        let (q, _) = self.widen(c, q0);
+        let neg_s = self.un(c, "negate", s);
+        let mut acc = self.bin(c, "power", q, neg_s);
+        for k in 1..TERMS {
+            let kk = self.k(c, q, k as f64)?;
+            let qk = self.bin(c, "add", q, kk);
+            let t = self.bin(c, "power", qk, neg_s);
+            acc = self.bin(c, "add", acc, t);
+        }
+        let nk = self.k(c, q, TERMS as f64)?;
+        let a = self.bin(c, "add", q, nk);
+        let a_ms = self.bin(c, "power", a, neg_s);
+        let one = self.k(c, s, 1.0)?;
+        let sm1 = self.bin(c, "subtract", s, one);
+        let a_1ms = self.bin(c, "multiply", a_ms, a);
+        let integral = self.bin(c, "divide", a_1ms, sm1);
+        acc = self.bin(c, "add", acc, integral);
+        let half = self.k(c, s, 0.5)?;
+        let h = self.bin(c, "multiply", a_ms, half);
+        acc = self.bin(c, "add", acc, h);
+        let inv_a = self.bin(c, "divide", one, a);
+        let inv_a2 = self.bin(c, "multiply", inv_a, inv_a);
+        let mut w = self.bin(c, "multiply", a_ms, inv_a);
+        let mut poch = s;
+        for (j, &b) in BERN.iter().enumerate() {
+            let bk = self.k(c, s, b)?;
+            let t = self.bin(c, "multiply", poch, w);
+            let t = self.bin(c, "multiply", t, bk);
+            acc = self.bin(c, "add", acc, t);
+            let j = j as f64 + 1.0;
+            let k1 = self.k(c, s, 2.0 * j - 1.0)?;
+            let k2 = self.k(c, s, 2.0 * j)?;
+            let f1 = self.bin(c, "add", s, k1);
+            let f2 = self.bin(c, "add", s, k2);
+            let f = self.bin(c, "multiply", f1, f2);
+            poch = self.bin(c, "multiply", poch, f);
+            w = self.bin(c, "multiply", w, inv_a2);
+        }
+        let at_one = self.cmp(c, "EQ", s, one);
+        let inf = self.k(c, s, f64::INFINITY)?;
+        let r = self.select3(c, at_one, inf, acc);
+        let below = self.cmp(c, "LT", s, one);
+        let nan = self.k(c, s, f64::NAN)?;
+        let r = self.select3(c, below, nan, r);
+        Ok(self.narrow(c, r, orig))
+    }
+
+    /// `polygamma(n, x)`.
+    pub fn polygamma(&mut self, c: &mut Comp, n: i64, x: i64) -> Result<i64, HloError> {
+        let one = self.k(c, n, 1.0)?;
+        let n1 = self.bin(c, "add", n, one);
+        let z = self.zeta(c, n1, x)?;
+        let lg = self.gamma_fn(c, OpKind::ChloLgamma, n1)?;
+        let fact = self.un(c, "exponential", lg);
+        let two = self.k(c, n, 2.0)?;
+        let parity = self.bin(c, "remainder", n, two);
+        let zero = self.k(c, n, 0.0)?;
+        let even = self.cmp(c, "EQ", parity, zero);
+        let minus = self.k(c, n, -1.0)?;
+        let sign = self.select3(c, even, minus, one);
+        let f = self.bin(c, "multiply", sign, fact);
+        let pg = self.bin(c, "multiply", f, z);
+        let dg = self.gamma_fn(c, OpKind::ChloDigamma, x)?;
+        let is_zero = self.cmp(c, "EQ", n, zero);
+        Ok(self.select3(c, is_zero, dg, pg))
     }
 }

@@ -51,7 +51,13 @@ pub fn print_hlo_text(m: &HloModuleProto) -> String {
         let items: Vec<_> = d
             .entries
             .iter()
-            .map(|e| format!("({}, {{{}}})", e.parameter_number, list(&e.parameter_shape_index)))
+            .map(|e| {
+                format!(
+                    "({}, {{{}}})",
+                    e.parameter_number,
+                    list(&e.parameter_shape_index)
+                )
+            })
             .collect();
         let _ = write!(out, ", buffer_donor={{ {} }}", items.join(", "));
     }
@@ -75,7 +81,10 @@ pub fn print_hlo_text(m: &HloModuleProto) -> String {
 }
 
 fn list(v: &[i64]) -> String {
-    v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")
+    v.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn prim_name(p: i32) -> String {
@@ -126,7 +135,11 @@ fn quote(s: &str) -> String {
     q
 }
 
-fn instruction(out: &mut String, i: &HloInstructionProto, names: &std::collections::HashMap<i64, &str>) {
+fn instruction(
+    out: &mut String,
+    i: &HloInstructionProto,
+    names: &std::collections::HashMap<i64, &str>,
+) {
     let name_of = |id: &i64| names.get(id).copied().unwrap_or("?").to_string();
     let s = i.shape.as_ref().map(shape).unwrap_or_default();
     let _ = write!(out, "{} = {s} {}(", i.name, i.opcode);
@@ -135,7 +148,13 @@ fn instruction(out: &mut String, i: &HloInstructionProto, names: &std::collectio
             let _ = write!(out, "{}", i.parameter_number);
         }
         "constant" => out.push_str(&i.literal.as_ref().map(literal).unwrap_or_default()),
-        _ => out.push_str(&i.operand_ids.iter().map(name_of).collect::<Vec<_>>().join(", ")),
+        _ => out.push_str(
+            &i.operand_ids
+                .iter()
+                .map(name_of)
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
     }
     out.push(')');
     for a in attributes(i, &name_of) {
@@ -151,7 +170,10 @@ fn attributes(i: &HloInstructionProto, name_of: &dyn Fn(&i64) -> String) -> Vec<
     let set = |v: &[i64]| format!("{{{}}}", list(v));
     match op {
         "get-tuple-element" => a.push(format!("index={}", i.tuple_index)),
-        "iota" => a.push(format!("iota_dimension={}", i.dimensions.first().unwrap_or(&0))),
+        "iota" => a.push(format!(
+            "iota_dimension={}",
+            i.dimensions.first().unwrap_or(&0)
+        )),
         "broadcast" | "transpose" | "reverse" | "reduce" | "concatenate" | "sort" | "map"
         | "all-gather" | "reduce-scatter" | "all-to-all" => {
             a.push(format!("dimensions={}", set(&i.dimensions)))
@@ -164,7 +186,10 @@ fn attributes(i: &HloInstructionProto, name_of: &dyn Fn(&i64) -> String) -> Vec<
                 .collect();
             a.push(format!("slice={{{}}}", parts.join(", ")));
         }
-        "dynamic-slice" => a.push(format!("dynamic_slice_sizes={}", set(&i.dynamic_slice_sizes))),
+        "dynamic-slice" => a.push(format!(
+            "dynamic_slice_sizes={}",
+            set(&i.dynamic_slice_sizes)
+        )),
         "pad" => {
             if let Some(p) = &i.padding_config {
                 let parts: Vec<_> = p
@@ -261,10 +286,16 @@ fn attributes(i: &HloInstructionProto, name_of: &dyn Fn(&i64) -> String) -> Vec<
     }
     if let Some(g) = &i.gather_dimension_numbers {
         a.push(format!("offset_dims={}", set(&g.offset_dims)));
-        a.push(format!("collapsed_slice_dims={}", set(&g.collapsed_slice_dims)));
+        a.push(format!(
+            "collapsed_slice_dims={}",
+            set(&g.collapsed_slice_dims)
+        ));
         a.push(format!("start_index_map={}", set(&g.start_index_map)));
         if !g.operand_batching_dims.is_empty() {
-            a.push(format!("operand_batching_dims={}", set(&g.operand_batching_dims)));
+            a.push(format!(
+                "operand_batching_dims={}",
+                set(&g.operand_batching_dims)
+            ));
             a.push(format!(
                 "start_indices_batching_dims={}",
                 set(&g.start_indices_batching_dims)
@@ -275,13 +306,19 @@ fn attributes(i: &HloInstructionProto, name_of: &dyn Fn(&i64) -> String) -> Vec<
     }
     if let Some(s) = &i.scatter_dimension_numbers {
         a.push(format!("update_window_dims={}", set(&s.update_window_dims)));
-        a.push(format!("inserted_window_dims={}", set(&s.inserted_window_dims)));
+        a.push(format!(
+            "inserted_window_dims={}",
+            set(&s.inserted_window_dims)
+        ));
         a.push(format!(
             "scatter_dims_to_operand_dims={}",
             set(&s.scatter_dims_to_operand_dims)
         ));
         if !s.input_batching_dims.is_empty() {
-            a.push(format!("input_batching_dims={}", set(&s.input_batching_dims)));
+            a.push(format!(
+                "input_batching_dims={}",
+                set(&s.input_batching_dims)
+            ));
             a.push(format!(
                 "scatter_indices_batching_dims={}",
                 set(&s.scatter_indices_batching_dims)
@@ -355,15 +392,16 @@ fn custom_call_attrs(i: &HloInstructionProto, a: &mut Vec<String>) {
     if i.opcode != "custom-call" {
         return;
     }
-    a.push(format!("custom_call_target={}", quote(&i.custom_call_target)));
+    a.push(format!(
+        "custom_call_target={}",
+        quote(&i.custom_call_target)
+    ));
     if i.custom_call_has_side_effect {
         a.push("custom_call_has_side_effect=true".into());
     }
     if !i.backend_config.is_empty() {
-        a.push(format!(
-            "backend_config={}",
-            quote(&String::from_utf8_lossy(&i.backend_config))
-        ));
+        let b = String::from_utf8_lossy(&i.backend_config);
+        a.push(format!("backend_config={}", quote(&b)));
     }
     let api = [
         "API_VERSION_UNSPECIFIED",
@@ -386,7 +424,10 @@ fn custom_call_attrs(i: &HloInstructionProto, a: &mut Vec<String>) {
                 )
             })
             .collect();
-        a.push(format!("output_to_operand_aliasing={{{}}}", items.join(", ")));
+        a.push(format!(
+            "output_to_operand_aliasing={{{}}}",
+            items.join(", ")
+        ));
     }
 }
 
@@ -406,10 +447,16 @@ fn window(w: &Window) -> String {
         ));
     }
     if any(&|d| d.base_dilation != 1) {
-        parts.push(format!("lhs_dilate={}", join(&|d| d.base_dilation.to_string())));
+        parts.push(format!(
+            "lhs_dilate={}",
+            join(&|d| d.base_dilation.to_string())
+        ));
     }
     if any(&|d| d.window_dilation != 1) {
-        parts.push(format!("rhs_dilate={}", join(&|d| d.window_dilation.to_string())));
+        parts.push(format!(
+            "rhs_dilate={}",
+            join(&|d| d.window_dilation.to_string())
+        ));
     }
     if any(&|d| d.window_reversal) {
         parts.push(format!(
@@ -441,7 +488,10 @@ fn dim_labels(d: &ConvolutionDimensionNumbers) -> String {
         "{}_{}->{}",
         labels(
             r,
-            &[(d.input_batch_dimension, 'b'), (d.input_feature_dimension, 'f')],
+            &[
+                (d.input_batch_dimension, 'b'),
+                (d.input_feature_dimension, 'f')
+            ],
             &d.input_spatial_dimensions
         ),
         labels(
@@ -454,7 +504,10 @@ fn dim_labels(d: &ConvolutionDimensionNumbers) -> String {
         ),
         labels(
             r,
-            &[(d.output_batch_dimension, 'b'), (d.output_feature_dimension, 'f')],
+            &[
+                (d.output_batch_dimension, 'b'),
+                (d.output_feature_dimension, 'f')
+            ],
             &d.output_spatial_dimensions
         ),
     )
@@ -489,10 +542,19 @@ fn elements(l: &LiteralProto) -> Vec<String> {
         Some(P::Pred) => l.preds.iter().map(|b| b.to_string()).collect(),
         Some(P::S8) => l.s8s.iter().map(|&b| (b as i8).to_string()).collect(),
         Some(P::U8) => l.u8s.iter().map(|b| b.to_string()).collect(),
-        Some(P::S4 | P::S2) => l.s4s.iter().chain(&l.s2s).map(|&b| (b as i8).to_string()).collect(),
+        Some(P::S4 | P::S2) => l
+            .s4s
+            .iter()
+            .chain(&l.s2s)
+            .map(|&b| (b as i8).to_string())
+            .collect(),
         Some(P::U4 | P::U2) => l.u4s.iter().chain(&l.u2s).map(|b| b.to_string()).collect(),
-        Some(P::S16) => le::<2>(&l.s16s).map(|b| i16::from_le_bytes(b).to_string()).collect(),
-        Some(P::U16) => le::<2>(&l.u16s).map(|b| u16::from_le_bytes(b).to_string()).collect(),
+        Some(P::S16) => le::<2>(&l.s16s)
+            .map(|b| i16::from_le_bytes(b).to_string())
+            .collect(),
+        Some(P::U16) => le::<2>(&l.u16s)
+            .map(|b| u16::from_le_bytes(b).to_string())
+            .collect(),
         Some(P::F16) => le::<2>(&l.f16s)
             .map(|b| float(half::f16::from_le_bytes(b).to_f64()))
             .collect(),
@@ -523,7 +585,11 @@ fn elements(l: &LiteralProto) -> Vec<String> {
 
 /// `1.5`, `{1, 2}`, `{ {1, 2}, {3, 4} }`.
 fn literal(l: &LiteralProto) -> String {
-    let dims = l.shape.as_ref().map(|s| s.dimensions.clone()).unwrap_or_default();
+    let dims = l
+        .shape
+        .as_ref()
+        .map(|s| s.dimensions.clone())
+        .unwrap_or_default();
     let elems = elements(l);
     if dims.is_empty() {
         return elems.into_iter().next().unwrap_or_default();

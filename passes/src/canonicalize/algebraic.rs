@@ -14,30 +14,80 @@
 //! | `select-const-pred` | `select(splat p, a, b)` → `a` or `b` | all |
 //! | `select-same` | `select(p, a, a)` → `a` | all |
 //! | `compare-self-int` | `compare(x, x)` → splat of `EQ/LE/GE` | ints, i1 |
+//! | `mhlo-erf-to-chlo` | `custom_call @mhlo.erf(x)` (torch_xla's GELU) → `chlo.erf x` | floats |
 //!
 //! "0"/"1" are splat constants, also seen through `broadcast_in_dim`/`reshape`.
 
 use super::{Rewriter, Rule};
 use crate::ir_util::{def_of_kind, splat_is, splat_of};
-use neuronc_ir::{ElemType, Module, OpId, OpKind, ValueId};
+use neuronc_ir::{Attr, ElemType, Module, OpId, OpKind, ValueId};
 
 pub static RULES: &[Rule] = &[
-    Rule { name: "add-zero", kinds: &[OpKind::Add], apply: add_zero },
-    Rule { name: "sub-zero", kinds: &[OpKind::Subtract], apply: sub_zero },
-    Rule { name: "mul-one", kinds: &[OpKind::Multiply], apply: mul_one },
-    Rule { name: "mul-zero-int", kinds: &[OpKind::Multiply], apply: mul_zero_int },
-    Rule { name: "div-one", kinds: &[OpKind::Divide], apply: div_one },
-    Rule { name: "sub-self-int", kinds: &[OpKind::Subtract], apply: sub_self_int },
-    Rule { name: "double-negate", kinds: &[OpKind::Negate], apply: double_negate },
-    Rule { name: "double-not", kinds: &[OpKind::Not], apply: double_not },
+    Rule {
+        name: "add-zero",
+        kinds: &[OpKind::Add],
+        apply: add_zero,
+    },
+    Rule {
+        name: "sub-zero",
+        kinds: &[OpKind::Subtract],
+        apply: sub_zero,
+    },
+    Rule {
+        name: "mul-one",
+        kinds: &[OpKind::Multiply],
+        apply: mul_one,
+    },
+    Rule {
+        name: "mul-zero-int",
+        kinds: &[OpKind::Multiply],
+        apply: mul_zero_int,
+    },
+    Rule {
+        name: "div-one",
+        kinds: &[OpKind::Divide],
+        apply: div_one,
+    },
+    Rule {
+        name: "sub-self-int",
+        kinds: &[OpKind::Subtract],
+        apply: sub_self_int,
+    },
+    Rule {
+        name: "double-negate",
+        kinds: &[OpKind::Negate],
+        apply: double_negate,
+    },
+    Rule {
+        name: "double-not",
+        kinds: &[OpKind::Not],
+        apply: double_not,
+    },
     Rule {
         name: "idempotent-self",
         kinds: &[OpKind::And, OpKind::Or, OpKind::Maximum, OpKind::Minimum],
         apply: idempotent_self,
     },
-    Rule { name: "select-const-pred", kinds: &[OpKind::Select], apply: select_const_pred },
-    Rule { name: "select-same", kinds: &[OpKind::Select], apply: select_same },
-    Rule { name: "compare-self-int", kinds: &[OpKind::Compare], apply: compare_self_int },
+    Rule {
+        name: "select-const-pred",
+        kinds: &[OpKind::Select],
+        apply: select_const_pred,
+    },
+    Rule {
+        name: "select-same",
+        kinds: &[OpKind::Select],
+        apply: select_same,
+    },
+    Rule {
+        name: "compare-self-int",
+        kinds: &[OpKind::Compare],
+        apply: compare_self_int,
+    },
+    Rule {
+        name: "mhlo-erf-to-chlo",
+        kinds: &[OpKind::CustomCall],
+        apply: mhlo_erf_to_chlo,
+    },
 ];
 
 /// Element type of the op's first result.
@@ -68,7 +118,11 @@ fn other_than_splat(m: &Module, op: OpId, c: f64, commutes: bool) -> Option<Valu
 }
 
 fn add_zero(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
-    let zero = if is_int_like(result_elem(rw.m, op)?) { 0.0 } else { -0.0 };
+    let zero = if is_int_like(result_elem(rw.m, op)?) {
+        0.0
+    } else {
+        -0.0
+    };
     let x = other_than_splat(rw.m, op, zero, true)?;
     rw.commit(op)?;
     Some(vec![x])
@@ -154,7 +208,11 @@ fn select_const_pred(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
     if !elem.is_bool() {
         return None;
     }
-    let chosen = if bytes.first().copied().unwrap_or(0) & 1 == 1 { ops[1] } else { ops[2] };
+    let chosen = if bytes.first().copied().unwrap_or(0) & 1 == 1 {
+        ops[1]
+    } else {
+        ops[2]
+    };
     let x = same_type_as_result(rw.m, op, chosen)?;
     rw.commit(op)?;
     Some(vec![x])
@@ -185,4 +243,39 @@ fn compare_self_int(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
         _ => return None,
     };
     replace_by_splat(rw, op, value)
+}
+
+/// `custom_call @mhlo.erf` is an opaque, side-effecting op to every pass; `chlo.erf` is the
+/// same function as a pure elementwise op. Only plain calls are rewritten: one operand, one
+/// result of the same float type, and no attributes beyond the target and the empty
+/// `mhlo.attributes`/`mhlo.version`/`api_version`/`backend_config` that torch_xla prints.
+fn mhlo_erf_to_chlo(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
+    let o = rw.m.op(op);
+    let plain = o.attrs.iter().all(|(name, a)| match name {
+        "call_target_name" => matches!(a, Attr::Str(s) if s == "mhlo.erf"),
+        "mhlo.attributes" => matches!(a, Attr::Dict(d) if d.is_empty()),
+        "mhlo.version" | "api_version" => true,
+        "backend_config" => matches!(a, Attr::Str(s) if s.is_empty()),
+        _ => false,
+    });
+    let (x, r) = match (o.operands.as_slice(), o.results.as_slice()) {
+        ([x], [r]) => (*x, *r),
+        _ => return None,
+    };
+    let ty = rw.m.value_type(r);
+    if !plain
+        || o.attrs.str("call_target_name") != Some("mhlo.erf")
+        || rw.m.value_type(x) != ty
+        || !rw.m.types.tensor_of(ty)?.elem.is_float()
+    {
+        return None;
+    }
+    rw.commit(op)?;
+    let new = rw.create(
+        OpKind::ChloErf,
+        vec![x],
+        &[ty],
+        neuronc_ir::NamedAttrs::new(),
+    );
+    Some(vec![rw.m.op(new).results[0]])
 }

@@ -37,6 +37,10 @@ fn has_type_attr(a: &Attr) -> bool {
 /// Whether `op` is a candidate, given the fold limit.
 fn foldable(m: &Module, op: OpId, limit: u64) -> bool {
     let o = m.op(op);
+    // Cheapest rejection first: almost no op has only constant operands.
+    if o.operands.iter().any(|&v| constant_of(m, v).is_none()) {
+        return false;
+    }
     if o.kind == OpKind::Constant
         || o.operands.is_empty()
         || !o.regions.is_empty()
@@ -125,7 +129,12 @@ fn fold_constant(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
 }
 
 /// Dense payload from element bytes: a splat when all elements are equal.
-fn dense_of(ty: neuronc_ir::TypeId, elem: neuronc_ir::ElemType, len: u64, bytes: Vec<u8>) -> DenseElements {
+fn dense_of(
+    ty: neuronc_ir::TypeId,
+    elem: neuronc_ir::ElemType,
+    len: u64,
+    bytes: Vec<u8>,
+) -> DenseElements {
     let w = elem.byte_width();
     let splat = len > 0 && w > 0 && bytes.chunks(w).all(|c| c == &bytes[..w]);
     let data = if splat {
@@ -133,5 +142,10 @@ fn dense_of(ty: neuronc_ir::TypeId, elem: neuronc_ir::ElemType, len: u64, bytes:
     } else {
         DenseData::Full(bytes.into())
     };
-    DenseElements { ty, elem, len, data }
+    DenseElements {
+        ty,
+        elem,
+        len,
+        data,
+    }
 }

@@ -65,7 +65,10 @@ pub struct Rule {
 
 /// Every rule of the pass in application order (constant folding last).
 pub fn rules() -> impl Iterator<Item = &'static Rule> {
-    algebraic::RULES.iter().chain(shape::RULES).chain(fold::RULES)
+    algebraic::RULES
+        .iter()
+        .chain(shape::RULES)
+        .chain(fold::RULES)
 }
 
 /// Editing state handed to rules.

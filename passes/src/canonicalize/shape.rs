@@ -17,14 +17,46 @@ use crate::ir_util::{def_of_kind, splat_of};
 use neuronc_ir::{Attr, ElemType, NamedAttrs, OpId, OpKind, ValueId};
 
 pub static RULES: &[Rule] = &[
-    Rule { name: "reshape-identity", kinds: &[OpKind::Reshape], apply: identity_by_type },
-    Rule { name: "reshape-reshape", kinds: &[OpKind::Reshape], apply: reshape_reshape },
-    Rule { name: "transpose-identity", kinds: &[OpKind::Transpose], apply: transpose_identity },
-    Rule { name: "transpose-transpose", kinds: &[OpKind::Transpose], apply: transpose_transpose },
-    Rule { name: "broadcast-identity", kinds: &[OpKind::BroadcastInDim], apply: broadcast_identity },
-    Rule { name: "broadcast-broadcast", kinds: &[OpKind::BroadcastInDim], apply: broadcast_broadcast },
-    Rule { name: "convert-identity", kinds: &[OpKind::Convert], apply: identity_by_type },
-    Rule { name: "convert-convert-lossless", kinds: &[OpKind::Convert], apply: convert_convert },
+    Rule {
+        name: "reshape-identity",
+        kinds: &[OpKind::Reshape],
+        apply: identity_by_type,
+    },
+    Rule {
+        name: "reshape-reshape",
+        kinds: &[OpKind::Reshape],
+        apply: reshape_reshape,
+    },
+    Rule {
+        name: "transpose-identity",
+        kinds: &[OpKind::Transpose],
+        apply: transpose_identity,
+    },
+    Rule {
+        name: "transpose-transpose",
+        kinds: &[OpKind::Transpose],
+        apply: transpose_transpose,
+    },
+    Rule {
+        name: "broadcast-identity",
+        kinds: &[OpKind::BroadcastInDim],
+        apply: broadcast_identity,
+    },
+    Rule {
+        name: "broadcast-broadcast",
+        kinds: &[OpKind::BroadcastInDim],
+        apply: broadcast_broadcast,
+    },
+    Rule {
+        name: "convert-identity",
+        kinds: &[OpKind::Convert],
+        apply: identity_by_type,
+    },
+    Rule {
+        name: "convert-convert-lossless",
+        kinds: &[OpKind::Convert],
+        apply: convert_convert,
+    },
     Rule {
         name: "splat-through-shape-op",
         kinds: &[OpKind::BroadcastInDim, OpKind::Reshape, OpKind::Transpose],
@@ -88,9 +120,9 @@ fn transpose_transpose(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
     let outer = rw.m.op(op).attrs.i64_array("permutation")?;
     let inner = def_of_kind(rw.m, rw.m.op(op).operands[0], OpKind::Transpose)?;
     let p = rw.m.op(inner).attrs.i64_array("permutation")?;
-    let composed: Vec<i64> = p
+    let composed: Vec<i64> = outer
         .iter()
-        .map(|&q| usize::try_from(q).ok().and_then(|q| outer.get(q).copied()))
+        .map(|&q| usize::try_from(q).ok().and_then(|q| p.get(q).copied()))
         .collect::<Option<_>>()?;
     let x = rw.m.op(inner).operands[0];
     let identity = is_iota(&composed);

@@ -310,8 +310,7 @@ impl Planner<'_> {
             return (!ok).then_some(Rule::MatmulEpilogueOnly);
         }
         if has_matmul {
-            let feeds_matmul = self.users_in(p, k).any(|u| classify(self.m, u) == OpClass::Matmul);
-            if feeds_matmul && class > OpClass::Cheap {
+            if class > OpClass::Cheap && self.reaches_matmul(p, k) {
                 return Some(Rule::MatmulPrologueNotCheap);
             }
             if class == OpClass::Reduce {
@@ -319,6 +318,23 @@ impl Planner<'_> {
             }
         }
         None
+    }
+
+    /// Whether `p` feeds the kernel's matmul (directly or through other kernel ops):
+    /// then it is a prologue rather than a side input of the epilogue.
+    fn reaches_matmul(&self, p: OpId, k: usize) -> bool {
+        let mut stack: Vec<OpId> = self.users_in(p, k).collect();
+        let mut seen: FxHashSet<OpId> = FxHashSet::default();
+        while let Some(u) = stack.pop() {
+            if !seen.insert(u) {
+                continue;
+            }
+            if classify(self.m, u) == OpClass::Matmul {
+                return true;
+            }
+            stack.extend(self.users_in(u, k));
+        }
+        false
     }
 
     fn reduction_rules(&self, p: OpId, k: usize) -> Result<(), Rule> {

@@ -6,6 +6,7 @@
 //! are invalidated by any mutation of that module.
 
 pub mod fusion;
+pub mod explain;
 pub mod graph;
 pub mod layout;
 pub mod outline;

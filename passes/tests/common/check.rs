@@ -58,16 +58,23 @@ pub fn run_checks(test: &str, output: &str) -> Result<(), String> {
             continue;
         }
         let Some(rel) = output[pos..].find(&pat) else {
-            return Err(format!("line {line}: {kind:?}: `{pat}` not found after byte {pos}"));
+            return Err(format!(
+                "line {line}: {kind:?}: `{pat}` not found after byte {pos}"
+            ));
         };
         let at = pos + rel;
         let l = line_of(output, at);
         match (kind, prev_line) {
             (Kind::Next, Some(p)) if l != p + 1 => {
-                return Err(format!("line {line}: CHECK-NEXT: `{pat}` is on output line {l}, not {}", p + 1))
+                return Err(format!(
+                    "line {line}: CHECK-NEXT: `{pat}` is on output line {l}, not {}",
+                    p + 1
+                ))
             }
             (Kind::Same, Some(p)) if l != p => {
-                return Err(format!("line {line}: CHECK-SAME: `{pat}` is not on output line {p}"))
+                return Err(format!(
+                    "line {line}: CHECK-SAME: `{pat}` is not on output line {p}"
+                ))
             }
             _ => {}
         }

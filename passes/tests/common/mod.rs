@@ -29,7 +29,14 @@ impl Builder {
     pub fn ty(&mut self, e: ElemType, s: &[i64]) -> TypeId {
         self.m.types.tensor(e, s)
     }
-    pub fn op_in(&mut self, region: RegionId, kind: OpKind, operands: &[ValueId], ty: TypeId, attrs: NamedAttrs) -> OpId {
+    pub fn op_in(
+        &mut self,
+        region: RegionId,
+        kind: OpKind,
+        operands: &[ValueId],
+        ty: TypeId,
+        attrs: NamedAttrs,
+    ) -> OpId {
         let op = self.m.create_op(kind, operands.to_vec(), &[ty], attrs);
         self.m.append_op(region, op);
         op
@@ -38,7 +45,13 @@ impl Builder {
         let op = self.op_in(self.body, kind, operands, ty, NamedAttrs::new());
         self.m.op(op).results[0]
     }
-    pub fn op_attrs(&mut self, kind: OpKind, operands: &[ValueId], ty: TypeId, attrs: &[(&str, Attr)]) -> ValueId {
+    pub fn op_attrs(
+        &mut self,
+        kind: OpKind,
+        operands: &[ValueId],
+        ty: TypeId,
+        attrs: &[(&str, Attr)],
+    ) -> ValueId {
         let mut a = NamedAttrs::new();
         for (n, v) in attrs {
             a.set(*n, v.clone());
@@ -48,19 +61,25 @@ impl Builder {
     }
     pub fn splat_f32(&mut self, shape: &[i64], v: f32) -> ValueId {
         let ty = self.ty(ElemType::F32, shape);
-        let op = neuronc_passes::ir_util::make_splat_constant(&mut self.m, ty, v.to_le_bytes().to_vec()).unwrap();
+        let op =
+            neuronc_passes::ir_util::make_splat_constant(&mut self.m, ty, v.to_le_bytes().to_vec())
+                .unwrap();
         self.m.append_op(self.body, op);
         self.m.op(op).results[0]
     }
     pub fn splat_i32(&mut self, shape: &[i64], v: i32) -> ValueId {
         let ty = self.ty(ElemType::Int(32), shape);
-        let op = neuronc_passes::ir_util::make_splat_constant(&mut self.m, ty, v.to_le_bytes().to_vec()).unwrap();
+        let op =
+            neuronc_passes::ir_util::make_splat_constant(&mut self.m, ty, v.to_le_bytes().to_vec())
+                .unwrap();
         self.m.append_op(self.body, op);
         self.m.op(op).results[0]
     }
     /// Finishes the function `name` (public) returning `rets`.
     pub fn finish_func(&mut self, name: &str, rets: &[ValueId], private: bool) {
-        let ret = self.m.create_op(OpKind::FuncReturn, rets.to_vec(), &[], NamedAttrs::new());
+        let ret = self
+            .m
+            .create_op(OpKind::FuncReturn, rets.to_vec(), &[], NamedAttrs::new());
         self.m.append_op(self.body, ret);
         let result_types: Vec<TypeId> = rets.iter().map(|&v| self.m.value_type(v)).collect();
         let nargs = self.m.region(self.body).args.len();

@@ -1,0 +1,78 @@
+//! `neuronc-rs explain FILE [--json]`: the NeuronCore plan of the entry function after the
+//! generic -O2 clean-up: each kernel (ops, layout, bytes) and every refused fusion with the
+//! rule that refused it. `--json` prints one object with the summary metrics
+//! (`kernels`, `hbm_bytes`, `hbm_bytes_unfused`, `transposes`, `transpose_bytes`,
+//! `matmul_operand_bytes`) and the details.
+
+use clap::Args;
+use neuronc_passes::neuron::explain::Explanation;
+use neuronc_passes::neuron::fusion::FusionConfig;
+use neuronc_passes::neuron::plan_function;
+use neuronc_passes::{run_pipeline, PassContext, Pipeline};
+use serde_json::json;
+
+use super::{input, Command, Ctx, Status};
+use crate::error::Error;
+
+/// The clean-up that runs before planning: -O2 without the fusion itself.
+const CLEANUP: &str = "inline,decompose-batch-norm,fixpoint<8>(canonicalize,cse,dce)";
+
+#[derive(Args, Debug)]
+pub struct ExplainArgs {
+    /// Input file (`-` reads stdin).
+    pub file: String,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl Command for ExplainArgs {
+    fn run(&self, ctx: &mut Ctx<'_>) -> Result<Status, Error> {
+        let json = self.json;
+        let (text, status) = input::each_unit(ctx, &self.file, |session, unit| {
+            let mut module = session.load(unit)?;
+            run_pipeline(&mut module, &Pipeline::parse(CLEANUP)?, &mut PassContext::new())?;
+            let func = module
+                .entry()
+                .cloned()
+                .ok_or_else(|| Error::Run("no entry function (@main or a single public function)".into()))?;
+            let plan = plan_function(&module, &func, &FusionConfig::default());
+            let e = Explanation::new(&module, &func.name, &plan);
+            Ok(if json { to_json(&e) } else { e.to_text() })
+        })?;
+        input::write_output(ctx, None, &text)?;
+        Ok(status)
+    }
+}
+
+fn to_json(e: &Explanation) -> String {
+    let kernels: Vec<_> = e
+        .kernels
+        .iter()
+        .map(|k| {
+            json!({
+                "id": k.id, "kind": k.kind, "ops": k.ops, "duplicated": k.duplicated,
+                "output_partition_dims": k.output_partition_dims,
+                "input_bytes": k.input_bytes, "output_bytes": k.output_bytes, "hbm_bytes": k.hbm_bytes,
+            })
+        })
+        .collect();
+    let rejections: Vec<_> = e
+        .rejections
+        .iter()
+        .map(|r| json!({"producer": r.producer, "kernel": r.kernel, "rule": r.rule, "detail": r.detail}))
+        .collect();
+    let v = json!({
+        "function": e.function,
+        "kernels": e.kernels.len(),
+        "hbm_bytes": e.hbm_bytes,
+        "hbm_bytes_unfused": e.hbm_bytes_unfused,
+        "transposes": e.transposes,
+        "transpose_bytes": e.transpose_bytes,
+        "matmul_operand_bytes": e.matmul_operand_bytes,
+        "cross_partition_reductions": e.cross_partition_reductions,
+        "kernel_list": kernels,
+        "rejections": rejections,
+    });
+    format!("{v}\n")
+}
