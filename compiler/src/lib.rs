@@ -20,6 +20,7 @@
 //!
 //! Invariant: nothing here panics on user input or prints; rendering is the CLI's job.
 
+pub mod build;
 pub mod cli;
 pub mod error;
 pub mod golden;

@@ -3,7 +3,7 @@
 //! Owns: a small `.npy` header reader/writer (format versions 1.0-3.0, C order,
 //! little-endian) on top of the `zip` crate. Element types map to numpy `descr` strings;
 //! `bf16` and the f8 family are stored the way `ml_dtypes` stores them — as raw void
-//! fields `<V2` / `<V1` — so reading those needs the expected element type (from the
+//! fields `<V2` / `<V1` (`float8_e5m2` alone as `<f1`) — so reading those needs the expected element type (from the
 //! function signature). Inputs are `arg_000`, `arg_001`, ...; outputs `out_000`, ....
 //! Invariants: written archives are deterministic (stored, fixed timestamps, sorted by
 //! key order given); reading never trusts header sizes beyond the bytes present.
@@ -49,6 +49,7 @@ pub fn descr_of(e: ElemType) -> String {
         ElemType::UInt(8) => "|u1".into(),
         ElemType::Int(b) if b >= 16 => format!("<i{}", b / 8),
         ElemType::UInt(b) if b >= 16 => format!("<u{}", b / 8),
+        ElemType::F8(neuronc_ir::F8Kind::E5M2) => "<f1".into(),
         ElemType::Int(_) | ElemType::UInt(_) | ElemType::F8(_) => "<V1".into(),
         ElemType::F16 => "<f2".into(),
         ElemType::BF16 => "<V2".into(),

@@ -3,7 +3,7 @@
 //!
 //! Owns: Threefry-2x32 (20 rounds) and Philox-4x32 (10 rounds) and XLA's mapping of
 //! counters to output elements:
-//! * THREE_FRY (no even dimension: the last one is padded by one, then sliced):
+//! * THREE_FRY (no even dimension: the largest is padded by one, then sliced):
 //!   state `[key, counter]`; block `j` encrypts counter `counter + j` split
 //!   into (low, high) 32-bit words; 64-bit outputs join them (low, high); 32-bit outputs
 //!   interleave the two words along the first even dimension (see [`threefry_bits`]).
@@ -17,7 +17,9 @@
 
 use crate::dispatch::Ctx;
 use crate::eval::{Res, Val};
+use crate::shape::slice;
 use crate::tensor::{wrap_int, Data, Tensor};
+use neuronc_ir::{ElemType, TensorType};
 
 fn threefry2x32(key: [u32; 2], x: [u32; 2]) -> [u32; 2] {
     const ROT: [[u32; 4]; 2] = [[13, 15, 26, 6], [17, 29, 16, 24]];
@@ -67,16 +69,20 @@ fn threefry_bits(key: u64, ctr: u64, shape: &[i64], bits: u32) -> (Vec<u64>, u64
         return (v, ctr.wrapping_add(n as u64));
     }
     let Some(d) = shape.iter().position(|&x| x > 0 && x % 2 == 0) else {
-        // No even dimension: XLA pads the last one by one element and slices it off.
+        // No even dimension: XLA pads the largest one (the first on ties) by one
+        // element and slices it off.
         if n == 0 {
             return (Vec::new(), ctr);
         }
         let mut padded = if shape.is_empty() { vec![1] } else { shape.to_vec() };
-        let last = padded.len() - 1;
-        padded[last] += 1;
+        let big = padded.iter().enumerate().fold(0, |b, (i, &x)| if x > padded[b] { i } else { b });
+        padded[big] += 1;
         let (full, c) = threefry_bits(key, ctr, &padded, 32);
-        let w = padded[last] as usize;
-        let v = full.chunks(w).flat_map(|row| row[..w - 1].to_vec()).collect();
+        let src_shape = TensorType::new(ElemType::UInt(32), &padded);
+        let t = Tensor::new(src_shape, Data::Int(full.iter().map(|&x| x as i64).collect()));
+        let want: Vec<i64> = if shape.is_empty() { vec![1] } else { shape.to_vec() };
+        let sliced = t.and_then(|t| slice(&t, &vec![0; want.len()], &vec![1; want.len()], &TensorType::new(ElemType::UInt(32), &want)));
+        let v = sliced.map(|t| t.to_i64_vec().iter().map(|&x| x as u64).collect()).unwrap_or_default();
         return (v, c);
     };
     let outer: usize = shape[..d].iter().map(|&x| x as usize).product();

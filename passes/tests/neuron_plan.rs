@@ -36,7 +36,10 @@ func.func @main(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
 fn softmax_is_one_kernel() {
     let (m, p) = plan(SOFTMAX);
     assert_eq!(p.fusion.kernels.len(), 1, "{:?}", p.fusion.kernels);
-    assert_eq!(p.fusion.kernels[0].ops.len(), m.region(m.entry().unwrap().body).ops.len() - 1);
+    assert_eq!(
+        p.fusion.kernels[0].ops.len(),
+        m.region(m.entry().unwrap().body).ops.len() - 1
+    );
     // One read of x, one write of the result: 2 * 8*128*4 bytes.
     assert_eq!(p.fusion.hbm_bytes(), 2 * 8 * 128 * 4);
     // Softmax rows lie along the free axis: no relayout, no cross-partition reduction.
@@ -59,8 +62,14 @@ func.func @main(%x: tensor<128x256xf32>, %w: tensor<256x512xf32>, %b: tensor<512
     );
     assert_eq!(p.fusion.kernels.len(), 2);
     let sizes: Vec<usize> = p.fusion.kernels.iter().map(|k| k.ops.len()).collect();
-    assert!(sizes.contains(&4), "dot+broadcast+add+tanh in one kernel: {sizes:?}");
-    assert!(rules(&p).contains(&"matmul-prologue-not-cheap") || rules(&p).contains(&"one-matmul-per-kernel"));
+    assert!(
+        sizes.contains(&4),
+        "dot+broadcast+add+tanh in one kernel: {sizes:?}"
+    );
+    assert!(
+        rules(&p).contains(&"matmul-prologue-not-cheap")
+            || rules(&p).contains(&"one-matmul-per-kernel")
+    );
 }
 
 #[test]
@@ -89,7 +98,11 @@ func.func @main(%x: tensor<4x8x16xf32>) -> tensor<4xf32> {
   return %1 : tensor<4xf32>
 }"#,
     );
-    assert!(rules(&p).contains(&"no-reduce-into-reduce"), "{:?}", rules(&p));
+    assert!(
+        rules(&p).contains(&"no-reduce-into-reduce"),
+        "{:?}",
+        rules(&p)
+    );
     assert_eq!(p.fusion.kernels.len(), 2);
 }
 
@@ -108,7 +121,11 @@ func.func @main(%x: tensor<16x32xf32>) -> tensor<16x32xf32> {
   return %o : tensor<16x32xf32>
 }"#,
     );
-    assert!(rules(&p).contains(&"mismatched-reductions"), "{:?}", rules(&p));
+    assert!(
+        rules(&p).contains(&"mismatched-reductions"),
+        "{:?}",
+        rules(&p)
+    );
 }
 
 #[test]
@@ -155,7 +172,11 @@ fn too_many_inputs_is_refused() {
     let args: Vec<String> = (0..n).map(|i| format!("%a{i}: tensor<64xf32>")).collect();
     let mut body = String::from("  %s0 = stablehlo.add %a0, %a1 : tensor<64xf32>\n");
     for i in 2..n {
-        body += &format!("  %s{} = stablehlo.add %s{}, %a{i} : tensor<64xf32>\n", i - 1, i - 2);
+        body += &format!(
+            "  %s{} = stablehlo.add %s{}, %a{i} : tensor<64xf32>\n",
+            i - 1,
+            i - 2
+        );
     }
     let src = format!(
         "func.func @main({}) -> tensor<64xf32> {{\n{body}  return %s{} : tensor<64xf32>\n}}",
@@ -181,6 +202,10 @@ func.func @main(%x: tensor<4x32x64xf32>, %w: tensor<64x128xf32>) -> tensor<128x1
   return %3 : tensor<128x128xf32>
 }"#,
     );
-    assert!(rules(&p).contains(&"matmul-prologue-not-cheap"), "{:?}", rules(&p));
+    assert!(
+        rules(&p).contains(&"matmul-prologue-not-cheap"),
+        "{:?}",
+        rules(&p)
+    );
     assert_eq!(p.fusion.kernels.len(), 2);
 }

@@ -31,11 +31,14 @@ impl Command for ExplainArgs {
         let json = self.json;
         let (text, status) = input::each_unit(ctx, &self.file, |session, unit| {
             let mut module = session.load(unit)?;
-            run_pipeline(&mut module, &Pipeline::parse(CLEANUP)?, &mut PassContext::new())?;
-            let func = module
-                .entry()
-                .cloned()
-                .ok_or_else(|| Error::Run("no entry function (@main or a single public function)".into()))?;
+            run_pipeline(
+                &mut module,
+                &Pipeline::parse(CLEANUP)?,
+                &mut PassContext::new(),
+            )?;
+            let func = module.entry().cloned().ok_or_else(|| {
+                Error::Run("no entry function (@main or a single public function)".into())
+            })?;
             let plan = plan_function(&module, &func, &FusionConfig::default());
             let e = Explanation::new(&module, &func.name, &plan);
             Ok(if json { to_json(&e) } else { e.to_text() })

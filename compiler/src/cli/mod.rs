@@ -12,6 +12,7 @@
 //! or verify, or cannot be read/written) and [`EXIT_USAGE`] (2: bad command line, from
 //! clap). Diagnostics are rendered only here (module [`render`]), never by the library.
 
+mod compile;
 mod explain;
 mod fmt;
 mod input;
@@ -110,6 +111,8 @@ commands! {
     Opt(opt::OptArgs),
     /// Show the NeuronCore kernels, layouts and refused fusions of FILE.
     Explain(explain::ExplainArgs),
+    /// Compile FILE for a NeuronCore and write the artifacts to a directory.
+    Compile(compile::CompileArgs),
     /// Run golden-file tests (`// RUN:` files) under PATHs (default: fixtures).
     Test(test::TestArgs),
 }

@@ -348,7 +348,12 @@ fn plan_memory(
         local = slot_bytes.iter().sum::<u64>();
         grants = alloc_all(lw, &slot_bytes, pos, &keep);
     }
-    if grants.is_none() { for (i,v) in streams.iter().enumerate() { eprintln!("DBG stream {v} {:?} {} part {:?}", lw.m.tensor_type(*v).map(|t| t.shape.to_vec()), slot_bytes[i], lw.plan.layout.of(*v)); } eprintln!("DBG tiling {:?} ops {:?}", kx.tiling, ops.iter().map(|o| lw.m.op(*o).kind.short_name()).collect::<Vec<_>>()); }
+    if grants.is_none() && nslots > 1 {
+        // Give up double buffering before giving up.
+        slot_bytes = streams.iter().map(|&v| tile_bytes_pp(lw, &kx.tiling, v)).collect();
+        local = slot_bytes.iter().sum::<u64>();
+        grants = alloc_all(lw, &slot_bytes, pos, &keep);
+    }
     let Some(grants) = grants else {
         let capacity = lw.sbuf.capacity();
         let available = capacity - lw.resident_pinned(&keep);

@@ -109,7 +109,12 @@ impl Explanation {
     /// Human-readable report.
     pub fn to_text(&self) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "function @{}: {} kernels", self.function, self.kernels.len());
+        let _ = writeln!(
+            s,
+            "function @{}: {} kernels",
+            self.function,
+            self.kernels.len()
+        );
         let _ = writeln!(
             s,
             "hbm bytes: {} fused, {} unfused ({:.1}x less)",

@@ -66,11 +66,17 @@ pub enum OpClass {
 pub fn classify(m: &Module, op: OpId) -> OpClass {
     let o = m.op(op);
     match o.kind {
-        OpKind::Reshape | OpKind::Transpose | OpKind::Tuple | OpKind::GetTupleElement => OpClass::Free,
+        OpKind::Reshape | OpKind::Transpose | OpKind::Tuple | OpKind::GetTupleElement => {
+            OpClass::Free
+        }
         OpKind::BroadcastInDim | OpKind::Iota => OpClass::Cheap,
         OpKind::Constant => {
-            let small = o.results.first().is_some_and(|&r| value_bytes(m, r) <= 4096);
-            let splat = matches!(o.attrs.get("value"), Some(neuronc_ir::Attr::Elements(e)) if e.is_splat());
+            let small = o
+                .results
+                .first()
+                .is_some_and(|&r| value_bytes(m, r) <= 4096);
+            let splat =
+                matches!(o.attrs.get("value"), Some(neuronc_ir::Attr::Elements(e)) if e.is_splat());
             if small || splat {
                 OpClass::Cheap
             } else {
@@ -80,9 +86,11 @@ pub fn classify(m: &Module, op: OpId) -> OpClass {
         OpKind::Convert if widening(m, op) => OpClass::Cheap,
         OpKind::Reduce => OpClass::Reduce,
         OpKind::DotGeneral | OpKind::Dot | OpKind::Convolution => OpClass::Matmul,
-        OpKind::Slice | OpKind::Pad | OpKind::Concatenate | OpKind::Reverse | OpKind::DynamicSlice => {
-            OpClass::Loop
-        }
+        OpKind::Slice
+        | OpKind::Pad
+        | OpKind::Concatenate
+        | OpKind::Reverse
+        | OpKind::DynamicSlice => OpClass::Loop,
         k if k.is_elementwise() && !k.has_side_effect() => OpClass::Loop,
         _ => OpClass::Opaque,
     }
@@ -233,7 +241,11 @@ impl Planner<'_> {
                     }
                     self.push_producers(p, &mut heap);
                 }
-                Err(rule) => self.rejections.push(Rejection { producer: p, kernel: k, rule }),
+                Err(rule) => self.rejections.push(Rejection {
+                    producer: p,
+                    kernel: k,
+                    rule,
+                }),
             }
         }
     }
@@ -269,14 +281,23 @@ impl Planner<'_> {
         if class == OpClass::Opaque {
             return Err(Rule::OpaqueOp(self.m.op(p).kind));
         }
-        if let Some(&o) = self.members[k].iter().find(|&&o| classify(self.m, o) == OpClass::Opaque) {
+        if let Some(&o) = self.members[k]
+            .iter()
+            .find(|&&o| classify(self.m, o) == OpClass::Opaque)
+        {
             return Err(Rule::OpaqueOp(self.m.op(o).kind));
         }
-        let has_matmul = self.members[k].iter().any(|&o| classify(self.m, o) == OpClass::Matmul);
+        let has_matmul = self.members[k]
+            .iter()
+            .any(|&o| classify(self.m, o) == OpClass::Matmul);
         if let Some(rule) = self.matmul_rule(p, class, k, has_matmul) {
             return Err(rule);
         }
-        if class == OpClass::Reduce || self.members[k].iter().any(|&o| classify(self.m, o) == OpClass::Reduce) {
+        if class == OpClass::Reduce
+            || self.members[k]
+                .iter()
+                .any(|&o| classify(self.m, o) == OpClass::Reduce)
+        {
             self.reduction_rules(p, k)?;
         }
         let outside = self.has_users_outside(p, k);
@@ -288,7 +309,11 @@ impl Planner<'_> {
         }
         // Scalars ride along in instruction operands; only tensors need a DMA stream.
         let is_tensor = |v: &ValueId| self.m.tensor_type(*v).is_some_and(|t| t.rank() > 0);
-        let inputs = self.inputs_with(p, k).iter().filter(|v| is_tensor(v)).count();
+        let inputs = self
+            .inputs_with(p, k)
+            .iter()
+            .filter(|v| is_tensor(v))
+            .count();
         if inputs > self.cfg.max_inputs {
             return Err(Rule::TooManyInputs { inputs });
         }
@@ -338,17 +363,27 @@ impl Planner<'_> {
     }
 
     fn reduction_rules(&self, p: OpId, k: usize) -> Result<(), Rule> {
-        if classify(self.m, p) == OpClass::Reduce && self.users_in(p, k).any(|u| classify(self.m, u) == OpClass::Reduce) {
+        if classify(self.m, p) == OpClass::Reduce
+            && self
+                .users_in(p, k)
+                .any(|u| classify(self.m, u) == OpClass::Reduce)
+        {
             return Err(Rule::ReduceIntoReduce);
         }
-        let mut rows = self.members[k].iter().chain([&p]).filter(|&&o| classify(self.m, o) == OpClass::Reduce).map(|&o| self.row_shape(o));
+        let mut rows = self.members[k]
+            .iter()
+            .chain([&p])
+            .filter(|&&o| classify(self.m, o) == OpClass::Reduce)
+            .map(|&o| self.row_shape(o));
         if let Some(first) = rows.next() {
             if rows.any(|r| r != first) {
                 return Err(Rule::MismatchedReductions);
             }
             let per_partition = self.resident_row_bytes(p, k, &first);
             if per_partition > self.cfg.sbuf_partition_bytes {
-                return Err(Rule::SbufCapacity { per_partition_bytes: per_partition });
+                return Err(Rule::SbufCapacity {
+                    per_partition_bytes: per_partition,
+                });
             }
         }
         Ok(())
@@ -357,13 +392,22 @@ impl Planner<'_> {
     /// (operand shape, reduced dims) of a reduce.
     fn row_shape(&self, op: OpId) -> (Vec<i64>, Vec<i64>) {
         let o = self.m.op(op);
-        let shape = self.m.tensor_type(o.operands[0]).map(|t| t.shape.to_vec()).unwrap_or_default();
+        let shape = self
+            .m
+            .tensor_type(o.operands[0])
+            .map(|t| t.shape.to_vec())
+            .unwrap_or_default();
         (shape, o.attrs.i64_array("dimensions").unwrap_or_default())
     }
 
     /// Bytes per partition to keep one reduced row of every tensor of the kernel resident.
     fn resident_row_bytes(&self, p: OpId, k: usize, row: &(Vec<i64>, Vec<i64>)) -> u64 {
-        let row_elems: u64 = row.1.iter().filter_map(|&d| row.0.get(d as usize)).map(|&n| n.max(0) as u64).product();
+        let row_elems: u64 = row
+            .1
+            .iter()
+            .filter_map(|&d| row.0.get(d as usize))
+            .map(|&n| n.max(0) as u64)
+            .product();
         let full: u64 = row.0.iter().map(|&n| n.max(0) as u64).product();
         self.members[k]
             .iter()
@@ -378,24 +422,34 @@ impl Planner<'_> {
     fn users_in(&self, p: OpId, k: usize) -> impl Iterator<Item = OpId> + '_ {
         let members = &self.members[k];
         let dup = &self.dup[k];
-        self.m.op(p).results.iter().flat_map(move |&r| self.g.users_of(r).iter().map(|&(u, _)| u)).filter(move |u| members.contains(u) || dup.contains(u))
+        self.m
+            .op(p)
+            .results
+            .iter()
+            .flat_map(move |&r| self.g.users_of(r).iter().map(|&(u, _)| u))
+            .filter(move |u| members.contains(u) || dup.contains(u))
     }
 
     /// Whether `p` has a user that is not owned by kernel `k`. Users merely copied into
     /// `k` count as outside: their originals stay alive for their other users.
     fn has_users_outside(&self, p: OpId, k: usize) -> bool {
-        self.m
-            .op(p)
-            .results
-            .iter()
-            .any(|&r| self.g.users_of(r).iter().any(|&(u, _)| !self.members[k].contains(&u)))
+        self.m.op(p).results.iter().any(|&r| {
+            self.g
+                .users_of(r)
+                .iter()
+                .any(|&(u, _)| !self.members[k].contains(&u))
+        })
     }
 
     /// Whether some user of `p` outside kernel `k` reaches `k` (bounded forward search:
     /// ops after the last op of `k` cannot lead back into it). A user that already
     /// belongs to another kernel stands for all of that kernel's ops.
     fn creates_cycle(&self, p: OpId, k: usize) -> bool {
-        let last = self.members[k].iter().map(|o| self.g.pos[o]).max().unwrap_or(0);
+        let last = self.members[k]
+            .iter()
+            .map(|o| self.g.pos[o])
+            .max()
+            .unwrap_or(0);
         let mut stack: Vec<OpId> = Vec::new();
         let mut seen: FxHashSet<OpId> = FxHashSet::default();
         let mut seen_kernels: FxHashSet<usize> = FxHashSet::default();
@@ -427,7 +481,8 @@ impl Planner<'_> {
 
     /// Distinct external inputs of kernel `k` if `p` joined it.
     fn inputs_with(&self, p: OpId, k: usize) -> FxHashSet<ValueId> {
-        let inside = |op: OpId| op == p || self.members[k].contains(&op) || self.dup[k].contains(&op);
+        let inside =
+            |op: OpId| op == p || self.members[k].contains(&op) || self.dup[k].contains(&op);
         let mut inputs = FxHashSet::default();
         for &op in self.members[k].iter().chain(self.dup[k].iter()).chain([&p]) {
             for &v in &self.m.op(op).operands {
@@ -446,20 +501,34 @@ impl Planner<'_> {
             classify(self.m, o) <= OpClass::Cheap
                 && self.m.op(o).results.iter().all(|&r| {
                     self.g.users_of(r).iter().all(|&(u, _)| {
-                        self.kernel_of.get(&u).is_some_and(|&uk| uk != k && self.dup[uk].contains(&o))
+                        self.kernel_of
+                            .get(&u)
+                            .is_some_and(|&uk| uk != k && self.dup[uk].contains(&o))
                     })
                 })
-        }) && self.members[k].iter().any(|&o| !self.m.op(o).results.is_empty())
+        }) && self.members[k]
+            .iter()
+            .any(|&o| !self.m.op(o).results.is_empty())
     }
 
     fn finish(self) -> FusionPlan {
         let m = self.m;
         let mut kernels = Vec::with_capacity(self.members.len());
         let mut renumber: FxHashMap<usize, usize> = FxHashMap::default();
-        let kept: Vec<usize> = (0..self.members.len()).filter(|&k| !self.fully_duplicated(k)).collect();
+        let kept: Vec<usize> = (0..self.members.len())
+            .filter(|&k| !self.fully_duplicated(k))
+            .collect();
         let all_inputs: Vec<FxHashSet<ValueId>> = kept
             .iter()
-            .map(|&k| self.inputs_with(*self.members[k].iter().next().expect("kernels are non-empty"), k))
+            .map(|&k| {
+                self.inputs_with(
+                    *self.members[k]
+                        .iter()
+                        .next()
+                        .expect("kernels are non-empty"),
+                    k,
+                )
+            })
             .collect();
         for (ki, &k) in kept.iter().enumerate() {
             renumber.insert(k, kernels.len());
@@ -475,26 +544,56 @@ impl Planner<'_> {
                 .iter()
                 .flat_map(|&o| m.op(o).results.iter().copied())
                 .filter(|&r| {
-                    self.g.users_of(r).iter().any(|&(u, _)| self.kernel_of.get(&u) != Some(&k))
-                        || all_inputs.iter().enumerate().any(|(kj, ins)| kj != ki && ins.contains(&r))
+                    self.g
+                        .users_of(r)
+                        .iter()
+                        .any(|&(u, _)| self.kernel_of.get(&u) != Some(&k))
+                        || all_inputs
+                            .iter()
+                            .enumerate()
+                            .any(|(kj, ins)| kj != ki && ins.contains(&r))
                 })
                 .collect();
             let moves_data = ops.iter().any(|&o| classify(m, o) >= OpClass::Loop);
             let hbm_bytes = if moves_data {
-                inputs.iter().chain(&outputs).map(|&v| value_bytes(m, v)).sum()
+                inputs
+                    .iter()
+                    .chain(&outputs)
+                    .map(|&v| value_bytes(m, v))
+                    .sum()
             } else {
                 0
             };
-            kernels.push(Kernel { ops, duplicated, inputs, outputs, hbm_bytes });
+            kernels.push(Kernel {
+                ops,
+                duplicated,
+                inputs,
+                outputs,
+                hbm_bytes,
+            });
         }
         let hbm_bytes_unfused = unfused_bytes(m, self.g);
-        let kernel_of = self.kernel_of.iter().filter_map(|(&o, k)| Some((o, *renumber.get(k)?))).collect();
+        let kernel_of = self
+            .kernel_of
+            .iter()
+            .filter_map(|(&o, k)| Some((o, *renumber.get(k)?)))
+            .collect();
         let rejections = self
             .rejections
             .into_iter()
-            .filter_map(|r| Some(Rejection { kernel: *renumber.get(&r.kernel)?, ..r }))
+            .filter_map(|r| {
+                Some(Rejection {
+                    kernel: *renumber.get(&r.kernel)?,
+                    ..r
+                })
+            })
             .collect();
-        FusionPlan { kernels, rejections, kernel_of, hbm_bytes_unfused }
+        FusionPlan {
+            kernels,
+            rejections,
+            kernel_of,
+            hbm_bytes_unfused,
+        }
     }
 }
 
@@ -505,7 +604,11 @@ fn unfused_bytes(m: &Module, g: &RegionGraph) -> u64 {
         .filter(|&&o| !m.op(o).kind.is_terminator())
         .map(|&o| {
             let op = m.op(o);
-            op.operands.iter().chain(&op.results).map(|&v| value_bytes(m, v)).sum::<u64>()
+            op.operands
+                .iter()
+                .chain(&op.results)
+                .map(|&v| value_bytes(m, v))
+                .sum::<u64>()
         })
         .sum()
 }

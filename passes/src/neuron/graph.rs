@@ -34,7 +34,9 @@ impl RegionGraph {
             // Values captured by nested regions count as uses by the parent op.
             for &r in &m.op(op).regions {
                 let mut captured = Vec::new();
-                m.walk_region(r, &mut |inner| captured.extend(m.op(inner).operands.iter().copied()));
+                m.walk_region(r, &mut |inner| {
+                    captured.extend(m.op(inner).operands.iter().copied())
+                });
                 for v in captured {
                     if defined_outside(m, v, op) {
                         users.entry(v).or_default().push((op, usize::MAX));

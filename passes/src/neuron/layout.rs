@@ -94,7 +94,11 @@ enum Want {
     OneOf(Vec<u8>),
     /// Reduce input: `Exact(keep)` when the partition dim is kept, or a cross-partition
     /// reduction (costing `weight` per byte) when it is one of `reduced`.
-    Reduce { keep: Part, reduced: Vec<u8>, weight: f64 },
+    Reduce {
+        keep: Part,
+        reduced: Vec<u8>,
+        weight: f64,
+    },
 }
 
 /// Assigns layouts to every value of `region` (normally a function body).
@@ -106,7 +110,7 @@ pub fn assign_layouts(m: &Module, g: &RegionGraph) -> LayoutPlan {
     // Greedy forward pass: each op's results choose given their operands.
     for &op in &g.order {
         for &r in &m.op(op).results {
-            let best = best_choice(m, g, &part, r, false);
+            let best = best_choice(m, &part, r);
             part.insert(r, best);
         }
     }
@@ -151,7 +155,9 @@ fn elementwise_groups(m: &Module, g: &RegionGraph) -> Vec<Vec<ValueId>> {
             parent.insert(r, r);
             values.push(r);
         }
-        let Some(&res) = o.results.first() else { continue };
+        let Some(&res) = o.results.first() else {
+            continue;
+        };
         if !o.kind.is_elementwise() {
             continue;
         }
@@ -181,7 +187,12 @@ fn elementwise_groups(m: &Module, g: &RegionGraph) -> Vec<Vec<ValueId>> {
 
 /// Moves all values of `group` to the candidate with the lowest total cost of the edges
 /// and ops around them. Returns whether the choice changed.
-fn improve_group(m: &Module, g: &RegionGraph, part: &mut FxHashMap<ValueId, Part>, group: &[ValueId]) -> bool {
+fn improve_group(
+    m: &Module,
+    g: &RegionGraph,
+    part: &mut FxHashMap<ValueId, Part>,
+    group: &[ValueId],
+) -> bool {
     let current = part.get(&group[0]).copied().flatten();
     let mut best: Option<(f64, Part)> = None;
     for c in candidates(m, group[0]) {
@@ -217,7 +228,9 @@ fn candidates(m: &Module, v: ValueId) -> Vec<Part> {
     let Some(t) = m.tensor_type(v) else {
         return vec![None];
     };
-    let mut dims: Vec<u8> = (0..t.rank() as u8).filter(|&d| t.shape[d as usize] > 1).collect();
+    let mut dims: Vec<u8> = (0..t.rank() as u8)
+        .filter(|&d| t.shape[d as usize] > 1)
+        .collect();
     dims.sort_by_key(|&d| (std::cmp::Reverse(t.shape[d as usize]), d));
     if dims.is_empty() {
         return vec![None];
@@ -225,33 +238,16 @@ fn candidates(m: &Module, v: ValueId) -> Vec<Part> {
     dims.into_iter().map(Some).collect()
 }
 
-fn best_choice(
-    m: &Module,
-    g: &RegionGraph,
-    part: &FxHashMap<ValueId, Part>,
-    v: ValueId,
-    with_users: bool,
-) -> Part {
-    let current = part.get(&v).copied();
+/// Greedy choice for `v` given the layouts of its operands only.
+fn best_choice(m: &Module, part: &FxHashMap<ValueId, Part>, v: ValueId) -> Part {
     let mut best: Option<(f64, Part)> = None;
     for c in candidates(m, v) {
-        let mut cost = def_cost(m, part, v, c);
-        if with_users {
-            for &(u, i) in g.users_of(v) {
-                if i != usize::MAX {
-                    cost += edge_cost(m, u, i, c, result_part(m, part, u));
-                }
-            }
-        }
-        let better = match best {
-            None => true,
-            Some((b, bc)) => cost < b - 1e-9 || (cost <= b + 1e-9 && Some(c) == current && Some(bc) != current),
-        };
-        if better {
+        let cost = def_cost(m, part, v, c);
+        if best.is_none_or(|(b, _)| cost < b - 1e-9) {
             best = Some((cost, c));
         }
     }
-    best.map_or(None, |(_, c)| c)
+    best.and_then(|(_, c)| c)
 }
 
 /// Layout of an op's first result (what its operand requirements are keyed on).
@@ -332,7 +328,11 @@ fn edge_cost(m: &Module, op: OpId, i: usize, q: Part, r: Part) -> f64 {
             _ if dims.is_empty() => 0.0,
             _ => bytes,
         },
-        Want::Reduce { keep, reduced, weight } => match q {
+        Want::Reduce {
+            keep,
+            reduced,
+            weight,
+        } => match q {
             Some(d) if reduced.contains(&d) => bytes * weight,
             _ if q == keep => 0.0,
             _ => bytes,
@@ -356,7 +356,10 @@ fn want(m: &Module, op: OpId, i: usize, r: Part) -> Want {
     if rank(m, v) == 0 {
         return Want::Any;
     }
-    let same_rank = o.results.first().is_some_and(|&res| rank(m, res) == rank(m, v));
+    let same_rank = o
+        .results
+        .first()
+        .is_some_and(|&res| rank(m, res) == rank(m, v));
     match o.kind {
         OpKind::Transpose => {
             let perm = o.attrs.i64_array("permutation").unwrap_or_default();
@@ -367,14 +370,22 @@ fn want(m: &Module, op: OpId, i: usize, r: Part) -> Want {
         OpKind::Reduce => reduce_want(m, op, i, r),
         OpKind::DotGeneral => match o.attrs.get("dot_dimension_numbers") {
             Some(Attr::DotDims(d)) => {
-                let c = if i == 0 { &d.lhs_contracting } else { &d.rhs_contracting };
+                let c = if i == 0 {
+                    &d.lhs_contracting
+                } else {
+                    &d.rhs_contracting
+                };
                 Want::OneOf(c.iter().map(|&x| x as u8).collect())
             }
             _ => Want::Any,
         },
         OpKind::Convolution => match o.attrs.get("dimension_numbers") {
             Some(Attr::ConvDims(cd)) => {
-                let d = if i == 0 { cd.input_feature } else { cd.kernel_input_feature };
+                let d = if i == 0 {
+                    cd.input_feature
+                } else {
+                    cd.kernel_input_feature
+                };
                 Want::OneOf(vec![d as u8])
             }
             _ => Want::Any,
@@ -396,7 +407,10 @@ fn want(m: &Module, op: OpId, i: usize, r: Part) -> Want {
 
 fn broadcast_want(m: &Module, op: OpId, r: Part) -> Want {
     let o = m.op(op);
-    let dims = o.attrs.i64_array("broadcast_dimensions").unwrap_or_default();
+    let dims = o
+        .attrs
+        .i64_array("broadcast_dimensions")
+        .unwrap_or_default();
     let (Some(src), Some(dst)) = (m.tensor_type(o.operands[0]), m.tensor_type(o.results[0])) else {
         return Want::Any;
     };
@@ -488,11 +502,20 @@ fn reduce_want(m: &Module, op: OpId, i: usize, r: Part) -> Want {
             .filter(|d| !reduced.contains(d))
             .nth(rd as usize)
     });
-    let sum_body = o.regions.first().is_some_and(|&r| {
-        m.region(r).ops.iter().any(|&x| m.op(x).kind == OpKind::Add)
-    });
-    let weight = if sum_body { CROSS_PARTITION_SUM_WEIGHT } else { CROSS_PARTITION_OTHER_WEIGHT };
-    Want::Reduce { keep, reduced, weight }
+    let sum_body = o
+        .regions
+        .first()
+        .is_some_and(|&r| m.region(r).ops.iter().any(|&x| m.op(x).kind == OpKind::Add));
+    let weight = if sum_body {
+        CROSS_PARTITION_SUM_WEIGHT
+    } else {
+        CROSS_PARTITION_OTHER_WEIGHT
+    };
+    Want::Reduce {
+        keep,
+        reduced,
+        weight,
+    }
 }
 
 fn finish(m: &Module, g: &RegionGraph, part: FxHashMap<ValueId, Part>) -> LayoutPlan {

@@ -5,8 +5,8 @@
 //! Plans are side tables keyed by op/value ids of the module they were computed on; they
 //! are invalidated by any mutation of that module.
 
-pub mod fusion;
 pub mod explain;
+pub mod fusion;
 pub mod graph;
 pub mod layout;
 pub mod outline;

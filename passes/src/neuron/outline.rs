@@ -11,12 +11,19 @@
 use super::fusion::OpClass;
 use super::NeuronPlan;
 use crate::ir_util::{clone_op, erase_op};
-use neuronc_ir::{Attr, ElemType, Func, Module, NamedAttrs, OpId, OpKind, RegionId, Span, ValueDef, ValueId};
+use neuronc_ir::{
+    Attr, ElemType, Func, Module, NamedAttrs, OpId, OpKind, RegionId, Span, ValueDef, ValueId,
+};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Outlines the kernels of `plan` (computed on function `func_index`) that hold more
 /// than one op and move data, at most `limit` of them (fuel). Returns how many.
-pub fn outline_kernels(m: &mut Module, func_index: usize, plan: &NeuronPlan, limit: usize) -> usize {
+pub fn outline_kernels(
+    m: &mut Module,
+    func_index: usize,
+    plan: &NeuronPlan,
+    limit: usize,
+) -> usize {
     let body = m.funcs[func_index].body;
     let fname = m.funcs[func_index].name.clone();
     let mut count = 0;
@@ -26,7 +33,12 @@ pub fn outline_kernels(m: &mut Module, func_index: usize, plan: &NeuronPlan, lim
             continue;
         }
         let callee = format!("{fname}.kernel{k}");
-        let mut members: Vec<OpId> = kernel.ops.iter().chain(&kernel.duplicated).copied().collect();
+        let mut members: Vec<OpId> = kernel
+            .ops
+            .iter()
+            .chain(&kernel.duplicated)
+            .copied()
+            .collect();
         members.sort_by_key(|o| plan.graph.pos[o]);
         let outputs = kernel.outputs.clone();
         let (kbody, result_types) = build_kernel_body(m, &members, &kernel.inputs, &outputs);
@@ -41,11 +53,18 @@ pub fn outline_kernels(m: &mut Module, func_index: usize, plan: &NeuronPlan, lim
             loc: None,
             span: Span::default(),
         });
-        let parts = outputs.iter().map(|&v| plan.layout.of(v).map_or(-1, i64::from)).collect();
+        let parts = outputs
+            .iter()
+            .map(|&v| plan.layout.of(v).map_or(-1, i64::from))
+            .collect();
         let call = make_composite(m, &callee, k, kernel.inputs.clone(), &result_types, parts);
         // The composite takes the place of the kernel's last op; the other owned ops leave
         // the body (duplicated ones stay for their other users; DCE removes dead copies).
-        let last = *kernel.ops.iter().max_by_key(|o| plan.graph.pos[*o]).unwrap_or(&members[0]);
+        let last = *kernel
+            .ops
+            .iter()
+            .max_by_key(|o| plan.graph.pos[*o])
+            .unwrap_or(&members[0]);
         for &o in kernel.ops.iter().filter(|&&o| o != last) {
             erase_op(m, o);
         }
@@ -54,7 +73,12 @@ pub fn outline_kernels(m: &mut Module, func_index: usize, plan: &NeuronPlan, lim
             m.op_mut(call).parent = Some(body);
             m.op_mut(last).parent = None;
         }
-        renamed.extend(outputs.iter().copied().zip(m.op(call).results.iter().copied()));
+        renamed.extend(
+            outputs
+                .iter()
+                .copied()
+                .zip(m.op(call).results.iter().copied()),
+        );
         count += 1;
     }
     rename_uses(m, &renamed);
@@ -86,7 +110,10 @@ fn rename_uses(m: &mut Module, renamed: &FxHashMap<ValueId, ValueId>) {
 /// Whether a kernel becomes a composite: more than one op, and some op moves data.
 pub fn outlinable(m: &Module, kernel: &super::fusion::Kernel) -> bool {
     kernel.ops.len() + kernel.duplicated.len() > 1
-        && kernel.ops.iter().any(|&o| super::fusion::classify(m, o) >= OpClass::Loop)
+        && kernel
+            .ops
+            .iter()
+            .any(|&o| super::fusion::classify(m, o) >= OpClass::Loop)
 }
 
 fn build_kernel_body(
@@ -122,7 +149,10 @@ fn make_composite(
 ) -> OpId {
     let mut comp = NamedAttrs::new();
     comp.set("kernel", Attr::Int(k as i64, ElemType::Int(64)));
-    comp.set("partition_dims", Attr::IntArray(ElemType::Int(64), partition_dims));
+    comp.set(
+        "partition_dims",
+        Attr::IntArray(ElemType::Int(64), partition_dims),
+    );
     let mut attrs = NamedAttrs::new();
     attrs.set("name", Attr::Str("neuronc.kernel".into()));
     attrs.set("composite_attributes", Attr::Dict(comp));
@@ -143,7 +173,9 @@ fn topo_sort(m: &Module, ops: Vec<OpId>) -> Vec<OpId> {
         let mut seen = FxHashSet::default();
         let mut operands = m.op(o).operands.clone();
         for &r in &m.op(o).regions {
-            m.walk_region(r, &mut |inner| operands.extend(m.op(inner).operands.iter().copied()));
+            m.walk_region(r, &mut |inner| {
+                operands.extend(m.op(inner).operands.iter().copied())
+            });
         }
         for v in operands {
             if let Some(p) = producer(v) {
@@ -155,8 +187,10 @@ fn topo_sort(m: &Module, ops: Vec<OpId>) -> Vec<OpId> {
         }
     }
     let mut pending: Vec<usize> = deps.iter().map(Vec::len).collect();
-    let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<usize>> =
-        (0..ops.len()).filter(|&i| pending[i] == 0).map(std::cmp::Reverse).collect();
+    let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<usize>> = (0..ops.len())
+        .filter(|&i| pending[i] == 0)
+        .map(std::cmp::Reverse)
+        .collect();
     let mut out = Vec::with_capacity(ops.len());
     while let Some(std::cmp::Reverse(i)) = ready.pop() {
         out.push(ops[i]);

@@ -1,0 +1,125 @@
+//! `compile`: the whole pipeline from a verified module to the artifact directory.
+//!
+//! Owns [`build`] and [`Artifacts`]: generic -O2 clean-up, NeuronCore layout and fusion
+//! planning, engine lowering and simulation, HLO emission, and the manifest. Pure: it
+//! returns file contents; the CLI writes them. Same input and options, byte-identical
+//! artifacts (no timestamps, no hash-order iteration; `compile_time_s` lives only in the
+//! report, which is therefore excluded from the content hash).
+
+use std::time::Instant;
+
+use neuronc_backend::engine::{compile_function, AutoCast, CoreModel, EngineOptions, Report};
+use neuronc_backend::{emit_hlo_module, HloOptions};
+use neuronc_ir::{Module, Type};
+use neuronc_passes::neuron::fusion::FusionConfig;
+use neuronc_passes::neuron::plan_function;
+use neuronc_passes::{run_pipeline, PassContext, Pipeline};
+use serde_json::json;
+
+use crate::error::Error;
+
+/// Generic clean-up before planning: -O2 without outlining (the backend plans kernels
+/// itself and the HLO artifact keeps plain ops).
+pub const CLEANUP: &str = "inline,decompose-batch-norm,fixpoint<8>(canonicalize,cse,dce)";
+
+/// Options of `neuronc-rs compile`.
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    /// `trn1`, `trn2` or `inf2`.
+    pub target: String,
+    pub auto_cast: AutoCast,
+}
+
+/// The files of an artifact directory, by name, plus the report for the summary.
+pub struct Artifacts {
+    pub files: Vec<(&'static str, Vec<u8>)>,
+    pub report: Report,
+    pub kernels: usize,
+    pub compile_time_s: f64,
+}
+
+/// Compiles a verified module.
+pub fn build(mut module: Module, opts: &BuildOptions) -> Result<Artifacts, Error> {
+    let start = Instant::now();
+    let model = CoreModel::by_name(&opts.target).ok_or_else(|| {
+        Error::Run(format!(
+            "unknown target '{}' (expected trn1, trn2 or inf2)",
+            opts.target
+        ))
+    })?;
+    run_pipeline(
+        &mut module,
+        &Pipeline::parse(CLEANUP)?,
+        &mut PassContext::new(),
+    )?;
+    let func = module.entry().cloned().ok_or_else(|| {
+        Error::Run("no entry function (@main or a single public function)".into())
+    })?;
+    let plan = plan_function(&module, &func, &FusionConfig::default());
+    let engine_opts = EngineOptions {
+        model,
+        auto_cast: opts.auto_cast,
+        ..EngineOptions::default()
+    };
+    let out = compile_function(&module, &func, &plan, &engine_opts)
+        .map_err(|e| Error::Run(format!("backend: {e}")))?;
+    let hlo =
+        emit_hlo_module(&module, &HloOptions::default()).map_err(|e| Error::Run(e.to_string()))?;
+    let compile_time_s = start.elapsed().as_secs_f64();
+    let mut report = serde_json::to_value(&out.report).map_err(|e| Error::Run(e.to_string()))?;
+    report["compile_time_s"] = json!(compile_time_s);
+    report["fusion_kernels"] = json!(plan.fusion.kernels.len());
+    let mut files: Vec<(&'static str, Vec<u8>)> = vec![
+        ("model.hlo.pb", hlo.bytes),
+        ("model.hlo.txt", hlo.text.into_bytes()),
+        ("program.nir", out.program_nir().into_bytes()),
+        ("timeline.json", out.timeline_json().into_bytes()),
+    ];
+    let hash = content_hash(&files);
+    let manifest = manifest(&module, &func, opts, hash);
+    files.push(("manifest.json", manifest.into_bytes()));
+    files.push(("report.json", format!("{report:#}\n").into_bytes()));
+    Ok(Artifacts {
+        files,
+        report: out.report,
+        kernels: plan.fusion.kernels.len(),
+        compile_time_s,
+    })
+}
+
+fn manifest(m: &Module, func: &neuronc_ir::Func, opts: &BuildOptions, hash: u64) -> String {
+    let describe = |ty: neuronc_ir::TypeId| match m.ty(ty) {
+        Type::Tensor(t) => json!({"shape": t.shape, "dtype": t.elem.to_string()}),
+        Type::Tuple(_) => json!({"dtype": "tuple"}),
+        Type::Token => json!({"dtype": "token"}),
+    };
+    let inputs: Vec<_> = m
+        .region(func.body)
+        .args
+        .iter()
+        .map(|&a| describe(m.value_type(a)))
+        .collect();
+    let outputs: Vec<_> = func.result_types.iter().map(|&t| describe(t)).collect();
+    let v = json!({
+        "entry": func.name,
+        "inputs": inputs,
+        "outputs": outputs,
+        "target": opts.target,
+        "flags": {"auto_cast": format!("{:?}", opts.auto_cast).to_lowercase()},
+        "compiler": {"name": "neuronc-rs", "version": env!("CARGO_PKG_VERSION")},
+        "content_hash": format!("{hash:016x}"),
+    });
+    format!("{v:#}\n")
+}
+
+/// FNV-1a over the artifact bytes (written by hand: 6 lines instead of a hashing crate).
+fn content_hash(files: &[(&'static str, Vec<u8>)]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in files
+        .iter()
+        .flat_map(|(n, d)| n.as_bytes().iter().chain(d.iter()))
+    {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
