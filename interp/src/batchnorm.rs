@@ -36,7 +36,12 @@ pub(crate) fn exec(cx: &Ctx<'_>, ins: &[&Tensor]) -> Res<Vec<Tensor>> {
     let f = Feat { inner, nf };
     let xv = x.to_f64_vec();
     let cnt = (xv.len() / nf.max(1)).max(1) as f64;
-    let get = |i: usize| -> Res<Vec<f64>> { Ok(ins.get(i).ok_or_else(|| cx.err("missing operand"))?.to_f64_vec()) };
+    let get = |i: usize| -> Res<Vec<f64>> {
+        Ok(ins
+            .get(i)
+            .ok_or_else(|| cx.err("missing operand"))?
+            .to_f64_vec())
+    };
     let stats = |v: &[f64]| -> (Vec<f64>, Vec<f64>) {
         let mut mean = vec![0.0; nf];
         for (i, &a) in v.iter().enumerate() {
@@ -71,12 +76,20 @@ pub(crate) fn exec(cx: &Ctx<'_>, ins: &[&Tensor]) -> Res<Vec<Tensor>> {
         OpKind::BatchNormTraining => {
             let (scale, off) = (get(1)?, get(2)?);
             let (mean, var) = stats(&xv);
-            Ok(vec![mk(0, &normalize(&mean, &var, &scale, &off))?, mk(1, &mean)?, mk(2, &var)?])
+            Ok(vec![
+                mk(0, &normalize(&mean, &var, &scale, &off))?,
+                mk(1, &mean)?,
+                mk(2, &var)?,
+            ])
         }
         _ => {
             let (scale, mean, var, gy) = (get(1)?, get(2)?, get(3)?, get(4)?);
             let sd: Vec<f64> = var.iter().map(|v| (v + eps).sqrt()).collect();
-            let norm: Vec<f64> = xv.iter().enumerate().map(|(i, &a)| (a - mean[f.of(i)]) / sd[f.of(i)]).collect();
+            let norm: Vec<f64> = xv
+                .iter()
+                .enumerate()
+                .map(|(i, &a)| (a - mean[f.of(i)]) / sd[f.of(i)])
+                .collect();
             let mut g_off = vec![0.0; nf];
             let mut g_scale = vec![0.0; nf];
             for i in 0..xv.len() {

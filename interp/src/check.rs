@@ -34,7 +34,11 @@ fn ulp_index(elem: ElemType, x: f64) -> i64 {
     };
     if elem == ElemType::F64 {
         let b = x.to_bits();
-        return if b >> 63 == 1 { -((b & !(1u64 << 63)) as i64) } else { b as i64 };
+        return if b >> 63 == 1 {
+            -((b & !(1u64 << 63)) as i64)
+        } else {
+            b as i64
+        };
     }
     if bits & sign_bit != 0 {
         -(bits & !sign_bit)
@@ -89,7 +93,12 @@ fn fmt_elem(t: &Tensor, i: usize) -> String {
 }
 
 /// Runs one check; `Err(CheckFailed)` on failure.
-pub fn run_check(name: &str, actual: &Tensor, expected: &Tensor, mode: Mode) -> Result<(), InterpError> {
+pub fn run_check(
+    name: &str,
+    actual: &Tensor,
+    expected: &Tensor,
+    mode: Mode,
+) -> Result<(), InterpError> {
     match first_failure(actual, expected, mode) {
         None => Ok(()),
         Some(i) => {
@@ -138,11 +147,20 @@ fn mode_of(cx: &Ctx<'_>, kind: &str) -> Mode {
 pub(crate) fn exec(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
     let actual = it.tensor(cx.op.operands[0])?.clone();
     let expected = match cx.op.kind {
-        OpKind::CheckExpectEqConst | OpKind::CheckExpectAlmostEqConst => match cx.attrs().get("value") {
-            Some(Attr::Elements(d)) => cx.wrap(Tensor::from_dense(d, it.m))?,
-            _ => return Err(cx.err("missing `value`")),
-        },
-        _ => it.tensor(*cx.op.operands.get(1).ok_or_else(|| cx.err("missing operand"))?)?.clone(),
+        OpKind::CheckExpectEqConst | OpKind::CheckExpectAlmostEqConst => {
+            match cx.attrs().get("value") {
+                Some(Attr::Elements(d)) => cx.wrap(Tensor::from_dense(d, it.m))?,
+                _ => return Err(cx.err("missing `value`")),
+            }
+        }
+        _ => it
+            .tensor(
+                *cx.op
+                    .operands
+                    .get(1)
+                    .ok_or_else(|| cx.err("missing operand"))?,
+            )?
+            .clone(),
     };
     let kind = match cx.op.kind {
         OpKind::CheckExpectAlmostEq | OpKind::CheckExpectAlmostEqConst => "almost",
@@ -156,7 +174,11 @@ pub(crate) fn exec(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
 /// `custom_call @check.*` forms; `@check.eq` returns an `i1` instead of failing.
 pub(crate) fn custom(it: &mut Interp<'_>, cx: &Ctx<'_>, target: &str) -> Res<Vec<Val>> {
     let t = |i: usize| -> Res<Tensor> {
-        let v = *cx.op.operands.get(i).ok_or_else(|| cx.err("missing operand"))?;
+        let v = *cx
+            .op
+            .operands
+            .get(i)
+            .ok_or_else(|| cx.err("missing operand"))?;
         Ok(it.tensor(v)?.clone())
     };
     let (a, e) = (t(0)?, t(1)?);
@@ -205,6 +227,9 @@ mod tests {
         let a = Tensor::from_i64(ElemType::Int(32), &[2], &[1, 2]).unwrap();
         let b = Tensor::from_i64(ElemType::Int(32), &[2], &[1, 3]).unwrap();
         let e = run_check("check.expect_eq", &a, &b, Mode::Exact).unwrap_err();
-        assert_eq!(e.to_string(), "check.expect_eq failed: element [1]: got 2, expected 3");
+        assert_eq!(
+            e.to_string(),
+            "check.expect_eq failed: element [1]: got 2, expected 3"
+        );
     }
 }

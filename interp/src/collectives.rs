@@ -71,7 +71,11 @@ impl Comm {
         g.slots[me] = Some(data);
         g.arrived += 1;
         if g.arrived == self.n() {
-            let all: Vec<Vec<Tensor>> = g.slots.iter_mut().map(|s| s.take().unwrap_or_default()).collect();
+            let all: Vec<Vec<Tensor>> = g
+                .slots
+                .iter_mut()
+                .map(|s| s.take().unwrap_or_default())
+                .collect();
             let all = Arc::new(all);
             g.published = Some(all.clone());
             g.arrived = 0;
@@ -97,8 +101,16 @@ impl Comm {
 }
 
 /// Runs all simulated processes, one thread each; results indexed by process.
-pub(crate) fn run_spmd(m: &Module, f: &str, inputs: Vec<Tensor>, opts: &crate::RunOptions) -> Res<Vec<Vec<Tensor>>> {
-    let (r, p) = (opts.replicas.max(1) as usize, opts.partitions.max(1) as usize);
+pub(crate) fn run_spmd(
+    m: &Module,
+    f: &str,
+    inputs: Vec<Tensor>,
+    opts: &crate::RunOptions,
+) -> Res<Vec<Vec<Tensor>>> {
+    let (r, p) = (
+        opts.replicas.max(1) as usize,
+        opts.partitions.max(1) as usize,
+    );
     let comm = Arc::new(Comm::new(r, p));
     let results: Vec<Res<Vec<Tensor>>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..r * p)
@@ -123,7 +135,9 @@ pub(crate) fn run_spmd(m: &Module, f: &str, inputs: Vec<Tensor>, opts: &crate::R
             .collect()
     });
     // Report the first real error (not the "another process failed" echoes).
-    let first_err = results.iter().find_map(|r| r.as_ref().err().filter(|e| **e != poisoned()).cloned());
+    let first_err = results
+        .iter()
+        .find_map(|r| r.as_ref().err().filter(|e| **e != poisoned()).cloned());
     if let Some(e) = first_err {
         return Err(e);
     }
@@ -131,8 +145,16 @@ pub(crate) fn run_spmd(m: &Module, f: &str, inputs: Vec<Tensor>, opts: &crate::R
 }
 
 /// The groups of processes an op communicates within (each a list of process ids).
-fn groups(it: &Interp<'_>, cx: &Ctx<'_>, attr: &str, cross_partition_default: bool) -> Res<Vec<Vec<usize>>> {
-    let (nr, np) = it.comm.as_ref().map_or((1, 1), |c| (c.replicas, c.partitions));
+fn groups(
+    it: &Interp<'_>,
+    cx: &Ctx<'_>,
+    attr: &str,
+    cross_partition_default: bool,
+) -> Res<Vec<Vec<usize>>> {
+    let (nr, np) = it
+        .comm
+        .as_ref()
+        .map_or((1, 1), |c| (c.replicas, c.partitions));
     let channel = match cx.attrs().get("channel_handle") {
         Some(Attr::ChannelHandle { handle, .. }) => *handle,
         _ => 0,
@@ -140,17 +162,27 @@ fn groups(it: &Interp<'_>, cx: &Ctx<'_>, attr: &str, cross_partition_default: bo
     let global = cx.attrs().contains("use_global_device_ids");
     let raw: Vec<Vec<usize>> = match cx.attrs().get(attr) {
         Some(Attr::Elements(d)) => {
-            let shape = it.m.types.tensor_of(d.ty).map(|t| t.shape.to_vec()).unwrap_or_default();
+            let shape =
+                it.m.types
+                    .tensor_of(d.ty)
+                    .map(|t| t.shape.to_vec())
+                    .unwrap_or_default();
             let flat = Attr::Elements(d.clone()).as_i64_array().unwrap_or_default();
             let w = shape.get(1).copied().unwrap_or(flat.len() as i64).max(1) as usize;
-            flat.chunks(w).map(|c| c.iter().filter(|&&x| x >= 0).map(|&x| x as usize).collect()).collect()
+            flat.chunks(w)
+                .map(|c| c.iter().filter(|&&x| x >= 0).map(|&x| x as usize).collect())
+                .collect()
         }
         _ => Vec::new(),
     };
     let raw: Vec<Vec<usize>> = raw.into_iter().filter(|g| !g.is_empty()).collect();
     let cross_partition = cross_partition_default && channel > 0;
     let (per, count) = if cross_partition { (np, nr) } else { (nr, np) };
-    let raw = if raw.is_empty() { vec![(0..if global { nr * np } else { per }).collect()] } else { raw };
+    let raw = if raw.is_empty() {
+        vec![(0..if global { nr * np } else { per }).collect()]
+    } else {
+        raw
+    };
     if global {
         return Ok(raw);
     }
@@ -162,7 +194,11 @@ fn groups(it: &Interp<'_>, cx: &Ctx<'_>, attr: &str, cross_partition_default: bo
             }
         } else if channel > 0 {
             // cross_replica_and_partition: replicas of the group, every partition.
-            out.push(g.iter().flat_map(|&r| (0..np).map(move |p| r * np + p)).collect());
+            out.push(
+                g.iter()
+                    .flat_map(|&r| (0..np).map(move |p| r * np + p))
+                    .collect(),
+            );
         } else {
             for p in 0..count {
                 out.push(g.iter().map(|&r| r * np + p).collect());
@@ -185,20 +221,36 @@ fn exchange(it: &Interp<'_>, data: Vec<Tensor>) -> Res<Arc<Vec<Vec<Tensor>>>> {
 }
 
 pub(crate) fn exec(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
-    let ins: Vec<Tensor> = cx.op.operands.iter().map(|&v| it.tensor(v).cloned()).collect::<Res<_>>()?;
+    let ins: Vec<Tensor> = cx
+        .op
+        .operands
+        .iter()
+        .map(|&v| it.tensor(v).cloned())
+        .collect::<Res<_>>()?;
     let all = exchange(it, ins.clone())?;
     let me = me(it);
     let k = cx.op.kind;
     let group = |attr: &str| -> Res<Vec<usize>> {
         let gs = groups(it, cx, attr, false)?;
-        Ok(gs.into_iter().find(|g| g.contains(&me)).unwrap_or_else(|| vec![me]))
+        Ok(gs
+            .into_iter()
+            .find(|g| g.contains(&me))
+            .unwrap_or_else(|| vec![me]))
     };
-    let outs: Vec<TensorType> = (0..cx.op.results.len()).map(|i| cx.out(i).cloned()).collect::<Res<_>>()?;
+    let outs: Vec<TensorType> = (0..cx.op.results.len())
+        .map(|i| cx.out(i).cloned())
+        .collect::<Res<_>>()?;
     let res: Vec<Tensor> = match k {
         OpKind::AllReduce | OpKind::CrossReplicaSum => {
             let g = group("replica_groups")?;
             (0..ins.len())
-                .map(|i| reduce_over(it, cx, &g.iter().map(|&p| all[p][i].clone()).collect::<Vec<_>>()))
+                .map(|i| {
+                    reduce_over(
+                        it,
+                        cx,
+                        &g.iter().map(|&p| all[p][i].clone()).collect::<Vec<_>>(),
+                    )
+                })
                 .collect::<Res<_>>()?
         }
         OpKind::AllGather => {
@@ -215,12 +267,19 @@ pub(crate) fn exec(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
             let g = group("replica_groups")?;
             let dim = cx.int("scatter_dimension")? as usize;
             let pos = g.iter().position(|&p| p == me).unwrap_or(0);
-            let full = reduce_over(it, cx, &g.iter().map(|&p| all[p][0].clone()).collect::<Vec<_>>())?;
+            let full = reduce_over(
+                it,
+                cx,
+                &g.iter().map(|&p| all[p][0].clone()).collect::<Vec<_>>(),
+            )?;
             vec![cx.wrap(chunk(&full, dim, pos, &outs[0]))?]
         }
         OpKind::AllToAll => {
             let g = group("replica_groups")?;
-            let (sd, cd) = (cx.int("split_dimension")? as usize, cx.int("concat_dimension")? as usize);
+            let (sd, cd) = (
+                cx.int("split_dimension")? as usize,
+                cx.int("concat_dimension")? as usize,
+            );
             let pos = g.iter().position(|&p| p == me).unwrap_or(0);
             (0..ins.len())
                 .map(|i| {
@@ -228,7 +287,11 @@ pub(crate) fn exec(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
                     let mut piece_shape = ins[i].shape().to_vec();
                     piece_shape[sd] /= n.max(1);
                     let pty = TensorType::new(ins[i].elem(), &piece_shape);
-                    let parts: Vec<Tensor> = g.iter().map(|&p| chunk(&all[p][i], sd, pos, &pty)).collect::<Result<_, _>>().map_err(|e| cx.err(e))?;
+                    let parts: Vec<Tensor> = g
+                        .iter()
+                        .map(|&p| chunk(&all[p][i], sd, pos, &pty))
+                        .collect::<Result<_, _>>()
+                        .map_err(|e| cx.err(e))?;
                     let refs: Vec<&Tensor> = parts.iter().collect();
                     cx.wrap(concatenate(&refs, cd, &outs[i]))
                 })
@@ -236,11 +299,17 @@ pub(crate) fn exec(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
         }
         OpKind::CollectivePermute => {
             let gs = groups(it, cx, "source_target_pairs", true)?;
-            let src = gs.iter().find(|pair| pair.len() == 2 && pair[1] == me).map(|pair| pair[0]);
+            let src = gs
+                .iter()
+                .find(|pair| pair.len() == 2 && pair[1] == me)
+                .map(|pair| pair[0]);
             // Pairs are in the op's id space; map through the same grouping as processes.
             vec![match src {
                 Some(s) => all[s][0].clone(),
-                None => cx.wrap(Tensor::new(outs[0].clone(), crate::tensor::Data::zeros(outs[0].elem, outs[0].num_elements() as usize)))?,
+                None => cx.wrap(Tensor::new(
+                    outs[0].clone(),
+                    crate::tensor::Data::zeros(outs[0].elem, outs[0].num_elements() as usize),
+                ))?,
             }]
         }
         OpKind::CollectiveBroadcast => {
@@ -270,7 +339,11 @@ fn reduce_over(it: &mut Interp<'_>, cx: &Ctx<'_>, xs: &[Tensor]) -> Res<Tensor> 
         }
         return Ok(acc);
     }
-    let region = *cx.op.regions.first().ok_or_else(|| cx.err("missing region"))?;
+    let region = *cx
+        .op
+        .regions
+        .first()
+        .ok_or_else(|| cx.err("missing region"))?;
     if let Body::Bin(k) = classify(it.m, region) {
         let mut acc = first.clone();
         for x in &xs[1..] {
@@ -283,7 +356,9 @@ fn reduce_over(it: &mut Interp<'_>, cx: &Ctx<'_>, xs: &[Tensor]) -> Res<Tensor> 
     for i in 0..n {
         let mut acc = crate::region::scalar_at(first, i);
         for x in &xs[1..] {
-            acc = it.run_region_t(region, vec![acc, crate::region::scalar_at(x, i)])?.remove(0);
+            acc = it
+                .run_region_t(region, vec![acc, crate::region::scalar_at(x, i)])?
+                .remove(0);
         }
         data.push_from(acc.data(), 0);
     }

@@ -94,7 +94,10 @@ pub fn compare(expected: &Tensor, actual: &Tensor, rtol: f64, atol: f64) -> Resu
 
 /// Largest `|expected|` over finite elements (for `atol = k * max|ref|` tolerances).
 pub fn max_abs(t: &Tensor) -> f64 {
-    parts(t).iter().filter(|x| x.is_finite()).fold(0.0, |m, x| m.max(x.abs()))
+    parts(t)
+        .iter()
+        .filter(|x| x.is_finite())
+        .fold(0.0, |m, x| m.max(x.abs()))
 }
 
 #[cfg(test)]

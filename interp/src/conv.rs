@@ -51,9 +51,14 @@ impl Geom {
                 for _ in 0..kn {
                     let mut lin = Some(c * isz);
                     for d in 0..ns {
-                        let k = if self.reverse[d] { self.k_sp[d] - 1 - ki[d] } else { ki[d] };
+                        let k = if self.reverse[d] {
+                            self.k_sp[d] - 1 - ki[d]
+                        } else {
+                            ki[d]
+                        };
                         let p = oi[d] * self.stride[d] + k * self.rhs_dil[d] - self.pad_lo[d];
-                        if p < 0 || p % self.lhs_dil[d] != 0 || p / self.lhs_dil[d] >= self.in_sp[d] {
+                        if p < 0 || p % self.lhs_dil[d] != 0 || p / self.lhs_dil[d] >= self.in_sp[d]
+                        {
                             lin = None;
                             break;
                         }
@@ -87,11 +92,25 @@ pub(crate) fn convolution(cx: &Ctx<'_>, ins: &[&Tensor]) -> R<Tensor> {
         _ => vec![false; ns],
     };
     let g = Geom {
-        in_sp: dn.input_spatial.iter().map(|&d| lhs.shape()[d as usize]).collect(),
-        k_sp: dn.kernel_spatial.iter().map(|&d| rhs.shape()[d as usize]).collect(),
-        out_sp: dn.output_spatial.iter().map(|&d| out.shape[d as usize]).collect(),
+        in_sp: dn
+            .input_spatial
+            .iter()
+            .map(|&d| lhs.shape()[d as usize])
+            .collect(),
+        k_sp: dn
+            .kernel_spatial
+            .iter()
+            .map(|&d| rhs.shape()[d as usize])
+            .collect(),
+        out_sp: dn
+            .output_spatial
+            .iter()
+            .map(|&d| out.shape[d as usize])
+            .collect(),
         stride: a.i64_array("window_strides").unwrap_or(vec![1; ns]),
-        pad_lo: (0..ns).map(|d| pad.get(2 * d).copied().unwrap_or(0)).collect(),
+        pad_lo: (0..ns)
+            .map(|d| pad.get(2 * d).copied().unwrap_or(0))
+            .collect(),
         lhs_dil: a.i64_array("lhs_dilation").unwrap_or(vec![1; ns]),
         rhs_dil: a.i64_array("rhs_dilation").unwrap_or(vec![1; ns]),
         reverse,
@@ -101,9 +120,25 @@ pub(crate) fn convolution(cx: &Ctx<'_>, ins: &[&Tensor]) -> R<Tensor> {
     conv(lhs, rhs, &dn, &g, fg, bg, out)
 }
 
-fn conv(lhs: &Tensor, rhs: &Tensor, dn: &ConvDims, g: &Geom, fg: usize, bg: usize, out: &TensorType) -> R<Tensor> {
-    let lp: Vec<i64> = [dn.input_batch, dn.input_feature].iter().chain(&dn.input_spatial).copied().collect();
-    let rp: Vec<i64> = [dn.kernel_output_feature, dn.kernel_input_feature].iter().chain(&dn.kernel_spatial).copied().collect();
+fn conv(
+    lhs: &Tensor,
+    rhs: &Tensor,
+    dn: &ConvDims,
+    g: &Geom,
+    fg: usize,
+    bg: usize,
+    out: &TensorType,
+) -> R<Tensor> {
+    let lp: Vec<i64> = [dn.input_batch, dn.input_feature]
+        .iter()
+        .chain(&dn.input_spatial)
+        .copied()
+        .collect();
+    let rp: Vec<i64> = [dn.kernel_output_feature, dn.kernel_input_feature]
+        .iter()
+        .chain(&dn.kernel_spatial)
+        .copied()
+        .collect();
     let (l, r) = (permuted(lhs, &lp)?, permuted(rhs, &rp)?);
     let (n_in, c) = (l.shape()[0] as usize, l.shape()[1] as usize);
     let (o, ig) = (r.shape()[0] as usize, r.shape()[1] as usize);
@@ -116,12 +151,20 @@ fn conv(lhs: &Tensor, rhs: &Tensor, dn: &ConvDims, g: &Geom, fg: usize, bg: usiz
     let kn: usize = dims(&g.k_sp).iter().product();
     let on: usize = dims(&g.out_sp).iter().product();
     let kcols = ig * kn;
-    let canon_shape: Vec<i64> = [n_out as i64, o as i64].iter().chain(&g.out_sp).copied().collect();
+    let canon_shape: Vec<i64> = [n_out as i64, o as i64]
+        .iter()
+        .chain(&g.out_sp)
+        .copied()
+        .collect();
     let f32_path = l.elem() == ElemType::F32 && r.elem() == ElemType::F32;
     let mut res = vec![0f64; n_out * o * on];
     let mut res32 = vec![0f32; if f32_path { n_out * o * on } else { 0 }];
     let (lv32, rv32) = (l.as_f32().unwrap_or(&[]), r.as_f32().unwrap_or(&[]));
-    let (lv64, rv64) = if f32_path { (Vec::new(), Vec::new()) } else { (l.to_f64_vec(), r.to_f64_vec()) };
+    let (lv64, rv64) = if f32_path {
+        (Vec::new(), Vec::new())
+    } else {
+        (l.to_f64_vec(), r.to_f64_vec())
+    };
     // Groups: output features are ordered (batch group, feature group, og).
     for b in 0..bg {
         for f in 0..fg {
@@ -131,7 +174,12 @@ fn conv(lhs: &Tensor, rhs: &Tensor, dn: &ConvDims, g: &Geom, fg: usize, bg: usiz
                 let cell = |k: usize, oc: usize| (n * o + o0 + oc) * on + k;
                 if f32_path {
                     let mut cols = Vec::with_capacity(on * kcols);
-                    g.im2col(&lv32[bn * c * isz..(bn + 1) * c * isz], f * ig, ig, &mut cols);
+                    g.im2col(
+                        &lv32[bn * c * isz..(bn + 1) * c * isz],
+                        f * ig,
+                        ig,
+                        &mut cols,
+                    );
                     // Kernel block [og, ig*kn] for output features o0..o0+og, used transposed.
                     let kb = &rv32[o0 * kcols..(o0 + og) * kcols];
                     let mut tmp = vec![0f32; on * og];
@@ -143,7 +191,12 @@ fn conv(lhs: &Tensor, rhs: &Tensor, dn: &ConvDims, g: &Geom, fg: usize, bg: usiz
                     }
                 } else {
                     let mut cols = Vec::with_capacity(on * kcols);
-                    g.im2col(&lv64[bn * c * isz..(bn + 1) * c * isz], f * ig, ig, &mut cols);
+                    g.im2col(
+                        &lv64[bn * c * isz..(bn + 1) * c * isz],
+                        f * ig,
+                        ig,
+                        &mut cols,
+                    );
                     let kb = &rv64[o0 * kcols..(o0 + og) * kcols];
                     let mut tmp = vec![0f64; on * og];
                     gemm_f64(on, kcols, og, &cols, (kcols, 1), kb, (1, kcols), &mut tmp);
@@ -159,7 +212,10 @@ fn conv(lhs: &Tensor, rhs: &Tensor, dn: &ConvDims, g: &Geom, fg: usize, bg: usiz
     let canon = if f32_path {
         let mut v = res32;
         crate::elementwise::round_vec(out.elem, &mut v);
-        Tensor::new(TensorType::new(out.elem, &canon_shape), crate::tensor::Data::F32(v))?
+        Tensor::new(
+            TensorType::new(out.elem, &canon_shape),
+            crate::tensor::Data::F32(v),
+        )?
     } else if out.elem.is_float() {
         Tensor::from_f64_as(out.elem, &canon_shape, &res)?
     } else {

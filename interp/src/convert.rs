@@ -38,7 +38,9 @@ fn from_int(src: ElemType, dst: ElemType, v: &[i64]) -> Data {
     let uns = src.is_unsigned();
     match dst {
         ElemType::I1 => Data::Int(v.iter().map(|&a| (a != 0) as i64).collect()),
-        ElemType::Int(_) | ElemType::UInt(_) => Data::Int(v.iter().map(|&a| wrap_int(dst, a)).collect()),
+        ElemType::Int(_) | ElemType::UInt(_) => {
+            Data::Int(v.iter().map(|&a| wrap_int(dst, a)).collect())
+        }
         ElemType::F32 if uns => Data::F32(v.iter().map(|&a| a as u64 as f32).collect()),
         ElemType::F32 => Data::F32(v.iter().map(|&a| a as f32).collect()),
         ElemType::F64 => Data::F64(v.iter().map(|&a| int_to_f64(src, a)).collect()),
@@ -47,8 +49,16 @@ fn from_int(src: ElemType, dst: ElemType, v: &[i64]) -> Data {
                 .map(|&a| Complex::new(int_to_f64(src, a) as f32, 0.0))
                 .collect(),
         ),
-        ElemType::Complex128 => Data::C128(v.iter().map(|&a| Complex::new(int_to_f64(src, a), 0.0)).collect()),
-        _ => Data::F32(v.iter().map(|&a| round_f64_to_f32class(dst, int_to_f64(src, a))).collect()),
+        ElemType::Complex128 => Data::C128(
+            v.iter()
+                .map(|&a| Complex::new(int_to_f64(src, a), 0.0))
+                .collect(),
+        ),
+        _ => Data::F32(
+            v.iter()
+                .map(|&a| round_f64_to_f32class(dst, int_to_f64(src, a)))
+                .collect(),
+        ),
     }
 }
 
@@ -63,7 +73,11 @@ pub fn float_to_int(dst: ElemType, a: f64) -> i64 {
             return 0;
         }
         let u = a as u64;
-        let max = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let max = if bits == 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
         u.min(max) as i64
     } else {
         let i = a as i64;
@@ -76,25 +90,42 @@ pub fn float_to_int(dst: ElemType, a: f64) -> i64 {
     }
 }
 
-fn from_float<T: Copy>(dst: ElemType, v: &[T], to64: impl Fn(T) -> f64, to32: impl Fn(T) -> f32) -> Data {
+fn from_float<T: Copy>(
+    dst: ElemType,
+    v: &[T],
+    to64: impl Fn(T) -> f64,
+    to32: impl Fn(T) -> f32,
+) -> Data {
     match dst {
         ElemType::I1 => Data::Int(v.iter().map(|&a| (to64(a) != 0.0) as i64).collect()),
-        ElemType::Int(_) | ElemType::UInt(_) => Data::Int(v.iter().map(|&a| float_to_int(dst, to64(a))).collect()),
+        ElemType::Int(_) | ElemType::UInt(_) => {
+            Data::Int(v.iter().map(|&a| float_to_int(dst, to64(a))).collect())
+        }
         ElemType::F64 => Data::F64(v.iter().map(|&a| to64(a)).collect()),
         ElemType::Complex64 => Data::C64(v.iter().map(|&a| Complex::new(to32(a), 0.0)).collect()),
         ElemType::Complex128 => Data::C128(v.iter().map(|&a| Complex::new(to64(a), 0.0)).collect()),
         ElemType::F32 => Data::F32(v.iter().map(|&a| to32(a)).collect()),
-        _ if std::mem::size_of::<T>() == 4 => Data::F32(v.iter().map(|&a| round_f32(dst, to32(a))).collect()),
-        _ => Data::F32(v.iter().map(|&a| round_f64_to_f32class(dst, to64(a))).collect()),
+        _ if std::mem::size_of::<T>() == 4 => {
+            Data::F32(v.iter().map(|&a| round_f32(dst, to32(a))).collect())
+        }
+        _ => Data::F32(
+            v.iter()
+                .map(|&a| round_f64_to_f32class(dst, to64(a)))
+                .collect(),
+        ),
     }
 }
 
 fn from_complex(dst: ElemType, v: impl Iterator<Item = (f64, f64)>) -> Data {
     match dst {
-        ElemType::Complex64 => Data::C64(v.map(|(r, i)| Complex::new(r as f32, i as f32)).collect()),
+        ElemType::Complex64 => {
+            Data::C64(v.map(|(r, i)| Complex::new(r as f32, i as f32)).collect())
+        }
         ElemType::Complex128 => Data::C128(v.map(|(r, i)| Complex::new(r, i)).collect()),
         ElemType::I1 => Data::Int(v.map(|(r, i)| (r != 0.0 || i != 0.0) as i64).collect()),
-        ElemType::Int(_) | ElemType::UInt(_) => Data::Int(v.map(|(r, _)| float_to_int(dst, r)).collect()),
+        ElemType::Int(_) | ElemType::UInt(_) => {
+            Data::Int(v.map(|(r, _)| float_to_int(dst, r)).collect())
+        }
         ElemType::F64 => Data::F64(v.map(|(r, _)| r).collect()),
         _ => Data::F32(v.map(|(r, _)| round_f64_to_f32class(dst, r)).collect()),
     }
@@ -105,7 +136,11 @@ pub fn bitcast(x: &Tensor, out: &TensorType) -> Result<Tensor, String> {
     let bytes = x.to_bytes();
     let want = out.num_elements() as usize * out.elem.byte_width();
     if bytes.len() != want {
-        return Err(format!("cannot bitcast {} bytes to {}", bytes.len(), out.elem));
+        return Err(format!(
+            "cannot bitcast {} bytes to {}",
+            bytes.len(),
+            out.elem
+        ));
     }
     Tensor::from_bytes(out.clone(), &bytes)
 }

@@ -41,8 +41,13 @@ pub(crate) fn exec(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
         .iter()
         .filter_map(|&v| it.tensor(v).ok().cloned())
         .collect();
-    let arg = |i: usize| ins.get(i).ok_or_else(|| cx.err(format!("@{target}: missing operand {i}")));
-    let unary = |k: OpKind| -> Res<Vec<Val>> { Ok(vec![Val::T(cx.wrap(ew::unary(k, arg(0)?, cx.out(0)?))?)]) };
+    let arg = |i: usize| {
+        ins.get(i)
+            .ok_or_else(|| cx.err(format!("@{target}: missing operand {i}")))
+    };
+    let unary = |k: OpKind| -> Res<Vec<Val>> {
+        Ok(vec![Val::T(cx.wrap(ew::unary(k, arg(0)?, cx.out(0)?))?)])
+    };
     match target.as_str() {
         "mhlo.erf" => unary(OpKind::ChloErf),
         "mhlo.erfc" => unary(OpKind::ChloErfc),
@@ -61,13 +66,26 @@ pub(crate) fn exec(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
         "check.expect_eq" | "check.expect_close" | "check.expect_almost_eq" | "check.eq" => {
             crate::check::custom(it, cx, &target)
         }
-        "Sharding" | "SPMDFullToShardShape" | "SPMDShardToFullShape" | "xla.sdy.GlobalToLocalShape"
-        | "xla.sdy.LocalToGlobalShape" | "MoveToHost" | "MoveToDevice" | "annotate_device_placement" => {
-            cx.op.operands.iter().take(cx.op.results.len()).map(|&v| it.get(v).cloned()).collect()
-        }
+        "Sharding"
+        | "SPMDFullToShardShape"
+        | "SPMDShardToFullShape"
+        | "xla.sdy.GlobalToLocalShape"
+        | "xla.sdy.LocalToGlobalShape"
+        | "MoveToHost"
+        | "MoveToDevice"
+        | "annotate_device_placement" => cx
+            .op
+            .operands
+            .iter()
+            .take(cx.op.results.len())
+            .map(|&v| it.get(v).cloned())
+            .collect(),
         "shape_assertion" => {
             if arg(0)?.get_i64(0) == 0 {
-                let msg = cx.attrs().str("error_message").unwrap_or("shape assertion failed");
+                let msg = cx
+                    .attrs()
+                    .str("error_message")
+                    .unwrap_or("shape assertion failed");
                 return Err(cx.err(msg.to_string()));
             }
             Ok(Vec::new())
@@ -76,7 +94,11 @@ pub(crate) fn exec(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
             let lower = lapack_opt(cx, "uplo", b'L') == b'L';
             let f = cx.wrap(cholesky(arg(0)?, lower, cx.out(0)?))?;
             let ok = !f.to_f64_vec().iter().any(|x| x.is_nan());
-            let info = cx.wrap(Tensor::from_i64(cx.out(1)?.elem, &cx.out(1)?.shape, &[if ok { 0 } else { 1 }]))?;
+            let info = cx.wrap(Tensor::from_i64(
+                cx.out(1)?.elem,
+                &cx.out(1)?.shape,
+                &[if ok { 0 } else { 1 }],
+            ))?;
             Ok(vec![Val::T(f), Val::T(info)])
         }
         t if t.starts_with("lapack_") && t.ends_with("trsm_ffi") => {
@@ -86,7 +108,12 @@ pub(crate) fn exec(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
                 unit: lapack_opt(cx, "diag", b'N') == b'U',
                 transpose: lapack_opt(cx, "trans_x", b'N') != b'N',
             };
-            Ok(vec![Val::T(cx.wrap(triangular_solve(arg(0)?, arg(1)?, opts, cx.out(0)?))?)])
+            Ok(vec![Val::T(cx.wrap(triangular_solve(
+                arg(0)?,
+                arg(1)?,
+                opts,
+                cx.out(0)?,
+            ))?)])
         }
         _ => Err(InterpError::UnsupportedCustomCall(target)),
     }

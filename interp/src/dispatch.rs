@@ -64,7 +64,10 @@ pub(crate) fn exec(it: &mut Interp<'_>, id: OpId) -> Res<Vec<Val>> {
     let cx = Ctx { op, m };
     let k = op.kind;
     use OpKind::*;
-    if k.is_elementwise() && op.operands.len() <= 2 && !matches!(k, Compare | Convert | Select | Clamp) {
+    if k.is_elementwise()
+        && op.operands.len() <= 2
+        && !matches!(k, Compare | Convert | Select | Clamp)
+    {
         return elementwise_op(it, &cx);
     }
     match k {
@@ -93,19 +96,39 @@ pub(crate) fn exec(it: &mut Interp<'_>, id: OpId) -> Res<Vec<Val>> {
         }
         Compare | ChloBroadcastCompare => {
             let (a, b) = broadcast_pair(it, &cx)?;
-            let dir = cx.enum_val("comparison_direction").ok_or_else(|| cx.err("missing direction"))?;
-            let ty = cx.enum_val("compare_type").or(cx.enum_val("comparison_type"));
+            let dir = cx
+                .enum_val("comparison_direction")
+                .ok_or_else(|| cx.err("missing direction"))?;
+            let ty = cx
+                .enum_val("compare_type")
+                .or(cx.enum_val("comparison_type"));
             Ok(one(cx.wrap(ew::compare(&a, &b, dir, ty))?))
         }
-        ChloBroadcastAdd | ChloBroadcastAnd | ChloBroadcastAtan2 | ChloBroadcastComplex
-        | ChloBroadcastDivide | ChloBroadcastMaximum | ChloBroadcastMinimum
-        | ChloBroadcastMultiply | ChloBroadcastNextAfter | ChloBroadcastOr
-        | ChloBroadcastPolygamma | ChloBroadcastPower | ChloBroadcastRemainder
-        | ChloBroadcastShiftLeft | ChloBroadcastShiftRightArithmetic
-        | ChloBroadcastShiftRightLogical | ChloBroadcastSubtract | ChloBroadcastXor
+        ChloBroadcastAdd
+        | ChloBroadcastAnd
+        | ChloBroadcastAtan2
+        | ChloBroadcastComplex
+        | ChloBroadcastDivide
+        | ChloBroadcastMaximum
+        | ChloBroadcastMinimum
+        | ChloBroadcastMultiply
+        | ChloBroadcastNextAfter
+        | ChloBroadcastOr
+        | ChloBroadcastPolygamma
+        | ChloBroadcastPower
+        | ChloBroadcastRemainder
+        | ChloBroadcastShiftLeft
+        | ChloBroadcastShiftRightArithmetic
+        | ChloBroadcastShiftRightLogical
+        | ChloBroadcastSubtract
+        | ChloBroadcastXor
         | ChloBroadcastZeta => {
             let (a, b) = broadcast_pair(it, &cx)?;
-            let base = if k == ChloBroadcastComplex { Complex } else { k };
+            let base = if k == ChloBroadcastComplex {
+                Complex
+            } else {
+                k
+            };
             Ok(one(cx.wrap(ew::binary(base, &a, &b, cx.out(0)?))?))
         }
         Select => {
@@ -126,8 +149,12 @@ pub(crate) fn exec(it: &mut Interp<'_>, id: OpId) -> Res<Vec<Val>> {
             let t = |i: usize| it.tensor(op.operands[i]);
             Ok(one(cx.wrap(ew::clamp(t(0)?, t(1)?, t(2)?))?))
         }
-        Convert => Ok(one(cx.wrap(convert::convert(it.tensor(op.operands[0])?, cx.out(0)?))?)),
-        BitcastConvert => Ok(one(cx.wrap(convert::bitcast(it.tensor(op.operands[0])?, cx.out(0)?))?)),
+        Convert => Ok(one(
+            cx.wrap(convert::convert(it.tensor(op.operands[0])?, cx.out(0)?))?
+        )),
+        BitcastConvert => Ok(one(
+            cx.wrap(convert::bitcast(it.tensor(op.operands[0])?, cx.out(0)?))?
+        )),
         While => it.exec_while(id),
         If | Case => it.exec_branch(id),
         Call => {
@@ -135,7 +162,11 @@ pub(crate) fn exec(it: &mut Interp<'_>, id: OpId) -> Res<Vec<Val>> {
                 Some(Attr::Symbol(s)) => s.clone(),
                 _ => return Err(cx.err("missing callee")),
             };
-            let args = op.operands.iter().map(|&v| it.get(v).cloned()).collect::<Res<_>>()?;
+            let args = op
+                .operands
+                .iter()
+                .map(|&v| it.get(v).cloned())
+                .collect::<Res<_>>()?;
             it.call(&name, args)
         }
         Composite => {
@@ -143,40 +174,69 @@ pub(crate) fn exec(it: &mut Interp<'_>, id: OpId) -> Res<Vec<Val>> {
                 Some(Attr::Symbol(s)) => s.clone(),
                 _ => return Err(cx.err("missing decomposition")),
             };
-            let args = op.operands.iter().map(|&v| it.get(v).cloned()).collect::<Res<_>>()?;
+            let args = op
+                .operands
+                .iter()
+                .map(|&v| it.get(v).cloned())
+                .collect::<Res<_>>()?;
             it.call(&name, args)
         }
         OptimizationBarrier => op.operands.iter().map(|&v| it.get(v).cloned()).collect(),
         Tuple => Ok(vec![Val::Tuple(
-            op.operands.iter().map(|&v| it.get(v).cloned()).collect::<Res<_>>()?,
+            op.operands
+                .iter()
+                .map(|&v| it.get(v).cloned())
+                .collect::<Res<_>>()?,
         )]),
         GetTupleElement => {
             let i = cx.int("index")? as usize;
             match it.get(op.operands[0])? {
-                Val::Tuple(vs) => Ok(vec![vs.get(i).cloned().ok_or_else(|| cx.err("index out of range"))?]),
+                Val::Tuple(vs) => Ok(vec![vs
+                    .get(i)
+                    .cloned()
+                    .ok_or_else(|| cx.err("index out of range"))?]),
                 _ => Err(cx.err("operand is not a tuple")),
             }
         }
         AfterAll | CreateToken => Ok(vec![Val::Token]),
         ReplicaId | PartitionId => {
-            let v = if k == ReplicaId { it.replica } else { it.partition };
-            Ok(one(cx.wrap(Tensor::from_i64(cx.out(0)?.elem, &[], &[v as i64]))?))
+            let v = if k == ReplicaId {
+                it.replica
+            } else {
+                it.partition
+            };
+            Ok(one(cx.wrap(Tensor::from_i64(
+                cx.out(0)?.elem,
+                &[],
+                &[v as i64],
+            ))?))
         }
         GetDimensionSize => {
             let t = it.tensor(op.operands[0])?;
             let d = cx.int("dimension")? as usize;
             let n = *t.shape().get(d).ok_or_else(|| cx.err("bad dimension"))?;
-            Ok(one(cx.wrap(Tensor::from_i64(cx.out(0)?.elem, &[], &[n]))?))
+            Ok(one(cx.wrap(Tensor::from_i64(
+                cx.out(0)?.elem,
+                &[],
+                &[n],
+            ))?))
         }
         CustomCall => crate::custom::exec(it, &cx),
-        CheckExpectEq | CheckExpectEqConst | CheckExpectAlmostEq | CheckExpectAlmostEqConst
+        CheckExpectEq
+        | CheckExpectEqConst
+        | CheckExpectAlmostEq
+        | CheckExpectAlmostEqConst
         | CheckExpectClose => crate::check::exec(it, &cx),
         Reduce | ReduceWindow | SelectAndScatter | Sort | Map | ChloTopK => reduce::exec(it, &cx),
         Scatter => crate::gather::scatter(it, &cx),
         AllReduce | AllGather | ReduceScatter | AllToAll | CollectivePermute
         | CollectiveBroadcast | CrossReplicaSum => crate::collectives::exec(it, &cx),
         _ => {
-            let ins: Vec<&Tensor> = op.operands.iter().map(|&v| it.tensor(v)).collect::<Res<_>>()?;
+            let ins: Vec<&Tensor> = op
+                .operands
+                .iter()
+                .map(|&v| it.tensor(v))
+                .collect::<Res<_>>()?;
             data_op(&cx, &ins)
         }
     }
@@ -202,7 +262,11 @@ fn ew_reduce_precision(a: &Tensor, e: u32, mb: u32) -> Result<Tensor, String> {
     use crate::floatfmt::{reduce_precision_f32, reduce_precision_f64};
     use crate::tensor::{round_f32, Data};
     let data = match a.data() {
-        Data::F32(v) => Data::F32(v.iter().map(|&x| round_f32(a.elem(), reduce_precision_f32(x, e, mb))).collect()),
+        Data::F32(v) => Data::F32(
+            v.iter()
+                .map(|&x| round_f32(a.elem(), reduce_precision_f32(x, e, mb)))
+                .collect(),
+        ),
         Data::F64(v) => Data::F64(v.iter().map(|&x| reduce_precision_f64(x, e, mb)).collect()),
         _ => return Err("reduce_precision needs a float operand".into()),
     };
@@ -233,7 +297,11 @@ fn broadcast_pair(it: &Interp<'_>, cx: &Ctx<'_>) -> Res<(Tensor, Tensor)> {
     let bd = cx.op.attrs.i64_array("broadcast_dimensions");
     let big = |t: &Tensor| -> Res<Tensor> {
         let ty = TensorType::new(t.elem(), &out.shape);
-        let dims = if t.rank() < out.rank() { bd.as_deref() } else { None };
+        let dims = if t.rank() < out.rank() {
+            bd.as_deref()
+        } else {
+            None
+        };
         cx.wrap(broadcast_numpy(t, &ty, dims))
     };
     Ok((big(a)?, big(b)?))
@@ -242,7 +310,11 @@ fn broadcast_pair(it: &Interp<'_>, cx: &Ctx<'_>) -> Res<(Tensor, Tensor)> {
 /// Ops that only read tensors and attributes.
 fn data_op(cx: &Ctx<'_>, ins: &[&Tensor]) -> Res<Vec<Val>> {
     use OpKind::*;
-    let arg = |i: usize| ins.get(i).copied().ok_or_else(|| cx.err(format!("missing operand {i}")));
+    let arg = |i: usize| {
+        ins.get(i)
+            .copied()
+            .ok_or_else(|| cx.err(format!("missing operand {i}")))
+    };
     let t = match cx.op.kind {
         Iota | DynamicIota => shape::iota(cx.out(0)?, cx.int("iota_dimension")? as usize),
         BroadcastInDim | DynamicBroadcastInDim => {
@@ -279,7 +351,13 @@ fn data_op(cx: &Ctx<'_>, ins: &[&Tensor]) -> Res<Vec<Val>> {
             &cx.ints("interior_padding")?,
             cx.out(0)?,
         ),
-        DynamicPad => shape::pad(arg(0)?, arg(1)?, &arg(2)?.to_i64_vec(), &arg(4)?.to_i64_vec(), cx.out(0)?),
+        DynamicPad => shape::pad(
+            arg(0)?,
+            arg(1)?,
+            &arg(2)?.to_i64_vec(),
+            &arg(4)?.to_i64_vec(),
+            cx.out(0)?,
+        ),
         Gather | DynamicGather | TorchIndexSelect => {
             return crate::gather::exec(cx, ins).map(|v| v.into_iter().map(Val::T).collect())
         }

@@ -175,7 +175,10 @@ pub fn unary(kind: OpKind, x: &Tensor, out: &TensorType) -> R<Tensor> {
             ChloIsInf => Data::Int(map1(v, |a| a.is_infinite() as i64)),
             ChloIsPosInf => Data::Int(map1(v, |a| (a == f64::INFINITY) as i64)),
             ChloIsNegInf => Data::Int(map1(v, |a| (a == f64::NEG_INFINITY) as i64)),
-            _ => Data::F64(map1(v, unary_float_fn::<f64>(kind).ok_or("not a float op")?)),
+            _ => Data::F64(map1(
+                v,
+                unary_float_fn::<f64>(kind).ok_or("not a float op")?,
+            )),
         },
         Data::Int(v) => Data::Int(unary_int(kind, e, v)?),
         Data::C64(v) => unary_complex(kind, v, out.elem)?,
@@ -192,7 +195,13 @@ fn unary_int(kind: OpKind, e: ElemType, v: &[i64]) -> R<Vec<i64>> {
         Not => map1(v, |a| wrap_int(e, !a)),
         Popcnt => map1(v, |a| mathfn::int_popcnt(e, a)),
         CountLeadingZeros => map1(v, |a| mathfn::int_clz(e, a)),
-        Sign => map1(v, |a| if e.is_unsigned() { (a != 0) as i64 } else { a.signum() }),
+        Sign => map1(v, |a| {
+            if e.is_unsigned() {
+                (a != 0) as i64
+            } else {
+                a.signum()
+            }
+        }),
         ChloSquare => map1(v, |a| wrap_int(e, a.wrapping_mul(a))),
         _ => return Err(format!("not defined on {e}")),
     })
@@ -214,7 +223,11 @@ where
                 Abs => map1(v, |z| z.norm()),
                 Real => map1(v, |z| z.re),
                 Imag => map1(v, |z| z.im),
-                _ => return Ok(Data::Int(map1(v, |z| (z.re.is_finite() && z.im.is_finite()) as i64))),
+                _ => {
+                    return Ok(Data::Int(map1(v, |z| {
+                        (z.re.is_finite() && z.im.is_finite()) as i64
+                    })))
+                }
             };
             let mut d = r.into_data();
             if let Data::F32(x) = &mut d {
@@ -276,7 +289,11 @@ impl IntoData for Vec<Cx<f64>> {
 /// Elementwise binary op on same-shape operands; `out` is the result type.
 pub fn binary(kind: OpKind, a: &Tensor, b: &Tensor, out: &TensorType) -> R<Tensor> {
     if a.len() != b.len() {
-        return Err(format!("operand shapes {:?} and {:?} differ", a.shape(), b.shape()));
+        return Err(format!(
+            "operand shapes {:?} and {:?} differ",
+            a.shape(),
+            b.shape()
+        ));
     }
     let data = match (a.data(), b.data()) {
         (Data::F32(x), Data::F32(y)) => match kind {
@@ -340,12 +357,12 @@ fn binary_int(kind: OpKind, e: ElemType, x: &[i64], y: &[i64]) -> R<Vec<i64>> {
         ShiftLeft | ChloBroadcastShiftLeft => {
             map2(x, y, |a, b| mathfn::int_shift(e, ShiftKind::Left, a, b))
         }
-        ShiftRightLogical | ChloBroadcastShiftRightLogical => {
-            map2(x, y, |a, b| mathfn::int_shift(e, ShiftKind::RightLogical, a, b))
-        }
-        ShiftRightArithmetic | ChloBroadcastShiftRightArithmetic => {
-            map2(x, y, |a, b| mathfn::int_shift(e, ShiftKind::RightArithmetic, a, b))
-        }
+        ShiftRightLogical | ChloBroadcastShiftRightLogical => map2(x, y, |a, b| {
+            mathfn::int_shift(e, ShiftKind::RightLogical, a, b)
+        }),
+        ShiftRightArithmetic | ChloBroadcastShiftRightArithmetic => map2(x, y, |a, b| {
+            mathfn::int_shift(e, ShiftKind::RightArithmetic, a, b)
+        }),
         _ => return Err(format!("not defined on {e}")),
     })
 }
@@ -387,8 +404,12 @@ pub fn compare(a: &Tensor, b: &Tensor, dir: &str, cmp_type: Option<&str>) -> R<T
     let total = cmp_type == Some("TOTALORDER");
     let uns = a.elem().is_unsigned() || a.elem().is_bool() || cmp_type == Some("UNSIGNED");
     let r: Vec<i64> = match (a.data(), b.data()) {
-        (Data::F32(x), Data::F32(y)) if total => map2(x, y, |p, q| test(Some(p.total_cmp(&q))) as i64),
-        (Data::F64(x), Data::F64(y)) if total => map2(x, y, |p, q| test(Some(p.total_cmp(&q))) as i64),
+        (Data::F32(x), Data::F32(y)) if total => {
+            map2(x, y, |p, q| test(Some(p.total_cmp(&q))) as i64)
+        }
+        (Data::F64(x), Data::F64(y)) if total => {
+            map2(x, y, |p, q| test(Some(p.total_cmp(&q))) as i64)
+        }
         (Data::F32(x), Data::F32(y)) => map2(x, y, |p, q| test(p.partial_cmp(&q)) as i64),
         (Data::F64(x), Data::F64(y)) => map2(x, y, |p, q| test(p.partial_cmp(&q)) as i64),
         (Data::Int(x), Data::Int(y)) if uns => {

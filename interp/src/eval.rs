@@ -139,7 +139,11 @@ impl<'m> Interp<'m> {
             if results.len() != o.results.len() {
                 return Err(InterpError::Op {
                     op: o.kind.name().into(),
-                    msg: format!("produced {} results, expected {}", results.len(), o.results.len()),
+                    msg: format!(
+                        "produced {} results, expected {}",
+                        results.len(),
+                        o.results.len()
+                    ),
                 });
             }
             for (&r, v) in o.results.iter().zip(results) {
@@ -220,7 +224,11 @@ impl<'m> Interp<'m> {
             [c, b] => (*c, *b),
             _ => return Err(op_err(o.kind, "expects two regions")),
         };
-        let mut state: Vec<Val> = o.operands.iter().map(|&v| self.get(v).cloned()).collect::<Res<_>>()?;
+        let mut state: Vec<Val> = o
+            .operands
+            .iter()
+            .map(|&v| self.get(v).cloned())
+            .collect::<Res<_>>()?;
         loop {
             let c = self.run_region(cond, state.clone())?;
             let go = c

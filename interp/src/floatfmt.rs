@@ -123,7 +123,11 @@ pub fn decode(kind: F8Kind, bits: u8) -> f64 {
 fn round_mag(a: f64, mbits: u32, emin: i32) -> f64 {
     let e = (a.log2().floor() as i32).max(emin);
     // Guard against log2 rounding at binade edges.
-    let e = if 2f64.powi(e) > a && e > emin { e - 1 } else { e };
+    let e = if 2f64.powi(e) > a && e > emin {
+        e - 1
+    } else {
+        e
+    };
     let q = 2f64.powi(e - mbits as i32);
     (a / q).round_ties_even() * q
 }
@@ -163,7 +167,11 @@ pub fn encode(kind: F8Kind, x: f64) -> u8 {
         return overflow(f);
     }
     if r == 0.0 {
-        return if f.specials == Specials::Fnuz { 0 } else { sign };
+        return if f.specials == Specials::Fnuz {
+            0
+        } else {
+            sign
+        };
     }
     let min_normal = 2f64.powi(emin);
     let (exp, man) = if r < min_normal {

@@ -23,11 +23,11 @@ fn index_vector(idx: &Tensor, ivd: usize, batch: &[i64], out: &mut Vec<i64>) {
     let rank = idx.rank();
     let mut base = 0isize;
     let mut b = batch.iter();
-    for d in 0..rank {
+    for (d, &s) in st.iter().enumerate() {
         if d == ivd {
             continue;
         }
-        base += *b.next().unwrap_or(&0) as isize * st[d];
+        base += *b.next().unwrap_or(&0) as isize * s;
     }
     if ivd < rank {
         for k in 0..idx.shape()[ivd] {
@@ -39,13 +39,24 @@ fn index_vector(idx: &Tensor, ivd: usize, batch: &[i64], out: &mut Vec<i64>) {
 }
 
 /// `gather`.
-pub fn gather(x: &Tensor, idx: &Tensor, g: &GatherDims, slice_sizes: &[i64], out: &TensorType) -> R<Tensor> {
+pub fn gather(
+    x: &Tensor,
+    idx: &Tensor,
+    g: &GatherDims,
+    slice_sizes: &[i64],
+    out: &TensorType,
+) -> R<Tensor> {
     let rank = x.rank();
     let xs = strides(x.shape());
     let ivd = g.index_vector_dim as usize;
-    let batch_dims: Vec<usize> = (0..out.rank()).filter(|d| !g.offset_dims.contains(&(*d as i64))).collect();
+    let batch_dims: Vec<usize> = (0..out.rank())
+        .filter(|d| !g.offset_dims.contains(&(*d as i64)))
+        .collect();
     let offset_operand_dims: Vec<usize> = (0..rank)
-        .filter(|d| !g.collapsed_slice_dims.contains(&(*d as i64)) && !g.operand_batching_dims.contains(&(*d as i64)))
+        .filter(|d| {
+            !g.collapsed_slice_dims.contains(&(*d as i64))
+                && !g.operand_batching_dims.contains(&(*d as i64))
+        })
         .collect();
     if offset_operand_dims.len() != g.offset_dims.len() || slice_sizes.len() != rank {
         return Err("inconsistent gather dimension numbers".into());
@@ -64,7 +75,11 @@ pub fn gather(x: &Tensor, idx: &Tensor, g: &GatherDims, slice_sizes: &[i64], out
             let hi = (x.shape()[od] - slice_sizes[od]).max(0);
             full[od] = sv.get(k).copied().unwrap_or(0).clamp(0, hi);
         }
-        for (ob, sb) in g.operand_batching_dims.iter().zip(&g.start_indices_batching_dims) {
+        for (ob, sb) in g
+            .operand_batching_dims
+            .iter()
+            .zip(&g.start_indices_batching_dims)
+        {
             let sb = *sb as usize;
             let pos = if sb < ivd { sb } else { sb - 1 };
             full[*ob as usize] += batch.get(pos).copied().unwrap_or(0);
@@ -97,7 +112,10 @@ pub(crate) fn exec(cx: &Ctx<'_>, ins: &[&Tensor]) -> Res<Vec<Tensor>> {
     };
     let sizes = match cx.op.attrs.i64_array("slice_sizes") {
         Some(s) => s,
-        None => ins.get(2).map(|t| t.to_i64_vec()).ok_or_else(|| cx.err("missing slice_sizes"))?,
+        None => ins
+            .get(2)
+            .map(|t| t.to_i64_vec())
+            .ok_or_else(|| cx.err("missing slice_sizes"))?,
     };
     Ok(vec![cx.wrap(gather(ins[0], ins[1], &g, &sizes, out))?])
 }
@@ -123,7 +141,13 @@ fn index_select(cx: &Ctx<'_>, x: &Tensor, idx: &Tensor, out: &TensorType) -> R<T
         let sel = idx.get_i64(ilin as usize);
         let mut lin = 0isize;
         for d in 0..x.rank() {
-            let v = if d < dim { oi[d] } else if d == dim { sel } else { oi[d - 1 + ir] };
+            let v = if d < dim {
+                oi[d]
+            } else if d == dim {
+                sel
+            } else {
+                oi[d - 1 + ir]
+            };
             if v < 0 || v >= x.shape()[d] {
                 return Err("index out of bounds".into());
             }
@@ -137,7 +161,12 @@ fn index_select(cx: &Ctx<'_>, x: &Tensor, idx: &Tensor, out: &TensorType) -> R<T
 
 /// `scatter` with its update computation.
 pub(crate) fn scatter(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
-    let ins: Vec<Tensor> = cx.op.operands.iter().map(|&v| it.tensor(v).cloned()).collect::<Res<_>>()?;
+    let ins: Vec<Tensor> = cx
+        .op
+        .operands
+        .iter()
+        .map(|&v| it.tensor(v).cloned())
+        .collect::<Res<_>>()?;
     let n = ins.len().saturating_sub(1) / 2;
     if n == 0 {
         return Err(cx.err("expects operands, indices and updates"));
@@ -148,10 +177,18 @@ pub(crate) fn scatter(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
         Some(Attr::ScatterDims(s)) => s.clone(),
         _ => return Err(cx.err("missing scatter_dimension_numbers")),
     };
-    let region = *cx.op.regions.first().ok_or_else(|| cx.err("missing update region"))?;
+    let region = *cx
+        .op
+        .regions
+        .first()
+        .ok_or_else(|| cx.err("missing update region"))?;
     let targets = cx.wrap(scatter_targets(&operands[0], idx, &updates[0], &s))?;
     let mut res: Vec<Data> = operands.iter().map(|t| t.data().clone()).collect();
-    let body = if n == 1 { classify(it.m, region) } else { Body::Generic };
+    let body = if n == 1 {
+        classify(it.m, region)
+    } else {
+        Body::Generic
+    };
     let elem = operands[0].elem();
     for (u, t) in targets.iter().enumerate() {
         let Some(p) = *t else { continue };
@@ -174,18 +211,32 @@ pub(crate) fn scatter(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
     }
     res.into_iter()
         .zip(operands)
-        .map(|(d, o)| Ok(Val::T(Tensor::new(o.ty().clone(), d).map_err(|e| cx.err(e))?)))
+        .map(|(d, o)| {
+            Ok(Val::T(
+                Tensor::new(o.ty().clone(), d).map_err(|e| cx.err(e))?,
+            ))
+        })
         .collect()
 }
 
 /// For each update element, the linear operand index it targets (`None`: out of bounds).
-fn scatter_targets(x: &Tensor, idx: &Tensor, upd: &Tensor, s: &ScatterDims) -> R<Vec<Option<usize>>> {
+fn scatter_targets(
+    x: &Tensor,
+    idx: &Tensor,
+    upd: &Tensor,
+    s: &ScatterDims,
+) -> R<Vec<Option<usize>>> {
     let rank = x.rank();
     let xs = strides(x.shape());
     let ivd = s.index_vector_dim as usize;
-    let scatter_dims: Vec<usize> = (0..upd.rank()).filter(|d| !s.update_window_dims.contains(&(*d as i64))).collect();
+    let scatter_dims: Vec<usize> = (0..upd.rank())
+        .filter(|d| !s.update_window_dims.contains(&(*d as i64)))
+        .collect();
     let window_operand_dims: Vec<usize> = (0..rank)
-        .filter(|d| !s.inserted_window_dims.contains(&(*d as i64)) && !s.input_batching_dims.contains(&(*d as i64)))
+        .filter(|d| {
+            !s.inserted_window_dims.contains(&(*d as i64))
+                && !s.input_batching_dims.contains(&(*d as i64))
+        })
         .collect();
     if window_operand_dims.len() != s.update_window_dims.len() {
         return Err("inconsistent scatter dimension numbers".into());
@@ -200,7 +251,11 @@ fn scatter_targets(x: &Tensor, idx: &Tensor, upd: &Tensor, s: &ScatterDims) -> R
         for (k, &od) in s.scatter_dims_to_operand_dims.iter().enumerate() {
             full[od as usize] = sv.get(k).copied().unwrap_or(0);
         }
-        for (ob, sb) in s.input_batching_dims.iter().zip(&s.scatter_indices_batching_dims) {
+        for (ob, sb) in s
+            .input_batching_dims
+            .iter()
+            .zip(&s.scatter_indices_batching_dims)
+        {
             let sb = *sb as usize;
             let pos = if sb < ivd { sb } else { sb - 1 };
             full[*ob as usize] += batch.get(pos).copied().unwrap_or(0);

@@ -71,12 +71,15 @@ pub fn arg_types(module: &Module, func_name: &str) -> Result<Vec<TensorType>, In
         .args
         .iter()
         .map(|&a| {
-            module.tensor_type(a).cloned().ok_or_else(|| InterpError::ArgType {
-                func: func_name.to_string(),
-                index: 0,
-                expected: "tensor".into(),
-                got: "non-tensor argument".into(),
-            })
+            module
+                .tensor_type(a)
+                .cloned()
+                .ok_or_else(|| InterpError::ArgType {
+                    func: func_name.to_string(),
+                    index: 0,
+                    expected: "tensor".into(),
+                    got: "non-tensor argument".into(),
+                })
         })
         .collect()
 }
@@ -123,7 +126,8 @@ pub fn run_function(
     check_inputs(module, func_name, &inputs)?;
     let n = opts.replicas.max(1) * opts.partitions.max(1);
     if n > 1 {
-        return collectives::run_spmd(module, func_name, inputs, opts).map(|mut all| all.swap_remove(0));
+        return collectives::run_spmd(module, func_name, inputs, opts)
+            .map(|mut all| all.swap_remove(0));
     }
     let mut it = Interp::new(module);
     let vals = it.call(func_name, inputs.into_iter().map(Val::T).collect())?;

@@ -27,7 +27,9 @@ struct MatView {
 }
 
 fn prod(shape: &[i64], ds: &[i64]) -> usize {
-    ds.iter().map(|&d| shape[d as usize].max(0) as usize).product()
+    ds.iter()
+        .map(|&d| shape[d as usize].max(0) as usize)
+        .product()
 }
 
 fn is_identity(p: &[i64]) -> bool {
@@ -40,19 +42,36 @@ fn view(t: &Tensor, batch: &[i64], rows: &[i64], cols: &[i64]) -> R<MatView> {
     let rc = r * c;
     let p1: Vec<i64> = [batch, rows, cols].concat();
     if is_identity(&p1) {
-        return Ok(MatView { t: t.clone(), bs: rc, rs: c, cs: 1 });
+        return Ok(MatView {
+            t: t.clone(),
+            bs: rc,
+            rs: c,
+            cs: 1,
+        });
     }
     let p2: Vec<i64> = [batch, cols, rows].concat();
     if is_identity(&p2) {
-        return Ok(MatView { t: t.clone(), bs: rc, rs: 1, cs: r });
+        return Ok(MatView {
+            t: t.clone(),
+            bs: rc,
+            rs: 1,
+            cs: r,
+        });
     }
     let shape: Vec<i64> = p1.iter().map(|&d| t.shape()[d as usize]).collect();
     let tt = transpose(t, &p1, &TensorType::new(t.elem(), &shape))?;
-    Ok(MatView { t: tt, bs: rc, rs: c, cs: 1 })
+    Ok(MatView {
+        t: tt,
+        bs: rc,
+        rs: c,
+        cs: 1,
+    })
 }
 
 fn free_dims(rank: usize, a: &[i64], b: &[i64]) -> Vec<i64> {
-    (0..rank as i64).filter(|d| !a.contains(d) && !b.contains(d)).collect()
+    (0..rank as i64)
+        .filter(|d| !a.contains(d) && !b.contains(d))
+        .collect()
 }
 
 /// `dot_general`.
@@ -91,15 +110,38 @@ pub fn dot_general(l: &Tensor, r: &Tensor, dd: &DotDims, out: &TensorType) -> R<
         }
         (Data::Int(x), Data::Int(y)) => {
             let e = out.elem;
-            let c = naive(b, m, k, n, &a, &bv, x, y, 0i64, |s, p, q| s.wrapping_add(p.wrapping_mul(q)));
-            to_out(Data::Int(c.into_iter().map(|v| wrap_int(e, v)).collect()), out)?
+            let c = naive(b, m, k, n, &a, &bv, x, y, 0i64, |s, p, q| {
+                s.wrapping_add(p.wrapping_mul(q))
+            });
+            to_out(
+                Data::Int(c.into_iter().map(|v| wrap_int(e, v)).collect()),
+                out,
+            )?
         }
-        (Data::C64(x), Data::C64(y)) => {
-            Data::C64(naive(b, m, k, n, &a, &bv, x, y, Complex::new(0.0, 0.0), |s, p, q| s + p * q))
-        }
-        (Data::C128(x), Data::C128(y)) => {
-            Data::C128(naive(b, m, k, n, &a, &bv, x, y, Complex::new(0.0, 0.0), |s, p, q| s + p * q))
-        }
+        (Data::C64(x), Data::C64(y)) => Data::C64(naive(
+            b,
+            m,
+            k,
+            n,
+            &a,
+            &bv,
+            x,
+            y,
+            Complex::new(0.0, 0.0),
+            |s, p, q| s + p * q,
+        )),
+        (Data::C128(x), Data::C128(y)) => Data::C128(naive(
+            b,
+            m,
+            k,
+            n,
+            &a,
+            &bv,
+            x,
+            y,
+            Complex::new(0.0, 0.0),
+            |s, p, q| s + p * q,
+        )),
         _ => return Err("operand element types are not supported together".into()),
     };
     Tensor::new(out.clone(), data)
@@ -109,7 +151,11 @@ pub fn dot_general(l: &Tensor, r: &Tensor, dd: &DotDims, out: &TensorType) -> R<
 fn to_out(d: Data, out: &TensorType) -> R<Data> {
     let cls_ok = matches!(
         (&d, out.elem),
-        (Data::F64(_), ElemType::F64) | (Data::Int(_), ElemType::Int(_) | ElemType::UInt(_) | ElemType::I1)
+        (Data::F64(_), ElemType::F64)
+            | (
+                Data::Int(_),
+                ElemType::Int(_) | ElemType::UInt(_) | ElemType::I1
+            )
     );
     if cls_ok {
         return Ok(d);
@@ -164,7 +210,16 @@ fn naive<T: Copy>(
 
 /// `c = a * b` for an m×k `a` and k×n `b` given by (row, col) strides; `c` row-major.
 #[allow(clippy::too_many_arguments)]
-pub fn gemm_f32(m: usize, k: usize, n: usize, a: &[f32], sa: (usize, usize), b: &[f32], sb: (usize, usize), c: &mut [f32]) {
+pub fn gemm_f32(
+    m: usize,
+    k: usize,
+    n: usize,
+    a: &[f32],
+    sa: (usize, usize),
+    b: &[f32],
+    sb: (usize, usize),
+    c: &mut [f32],
+) {
     if m == 0 || n == 0 {
         return;
     }
@@ -178,15 +233,36 @@ pub fn gemm_f32(m: usize, k: usize, n: usize, a: &[f32], sa: (usize, usize), b: 
     // SAFETY: the asserts above bound every index matrixmultiply reads or writes.
     unsafe {
         matrixmultiply::sgemm(
-            m, k, n, 1.0, a.as_ptr(), sa.0 as isize, sa.1 as isize, b.as_ptr(), sb.0 as isize,
-            sb.1 as isize, 0.0, c.as_mut_ptr(), n as isize, 1,
+            m,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            sa.0 as isize,
+            sa.1 as isize,
+            b.as_ptr(),
+            sb.0 as isize,
+            sb.1 as isize,
+            0.0,
+            c.as_mut_ptr(),
+            n as isize,
+            1,
         );
     }
 }
 
 /// f64 version of [`gemm_f32`].
 #[allow(clippy::too_many_arguments)]
-pub fn gemm_f64(m: usize, k: usize, n: usize, a: &[f64], sa: (usize, usize), b: &[f64], sb: (usize, usize), c: &mut [f64]) {
+pub fn gemm_f64(
+    m: usize,
+    k: usize,
+    n: usize,
+    a: &[f64],
+    sa: (usize, usize),
+    b: &[f64],
+    sb: (usize, usize),
+    c: &mut [f64],
+) {
     if m == 0 || n == 0 {
         return;
     }
@@ -200,8 +276,20 @@ pub fn gemm_f64(m: usize, k: usize, n: usize, a: &[f64], sa: (usize, usize), b: 
     // SAFETY: the asserts above bound every index matrixmultiply reads or writes.
     unsafe {
         matrixmultiply::dgemm(
-            m, k, n, 1.0, a.as_ptr(), sa.0 as isize, sa.1 as isize, b.as_ptr(), sb.0 as isize,
-            sb.1 as isize, 0.0, c.as_mut_ptr(), n as isize, 1,
+            m,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            sa.0 as isize,
+            sa.1 as isize,
+            b.as_ptr(),
+            sb.0 as isize,
+            sb.1 as isize,
+            0.0,
+            c.as_mut_ptr(),
+            n as isize,
+            1,
         );
     }
 }

@@ -33,7 +33,13 @@ pub fn cholesky(a: &Tensor, lower: bool, out: &TensorType) -> R<Tensor> {
     let mut res = vec![0f64; x.len()];
     for (src, dst) in x.chunks(n * n.max(1)).zip(res.chunks_mut(n * n.max(1))) {
         // Read the triangle given by `lower` (as LAPACK does).
-        let at = |i: usize, j: usize| if lower { src[i * n + j] } else { src[j * n + i] };
+        let at = |i: usize, j: usize| {
+            if lower {
+                src[i * n + j]
+            } else {
+                src[j * n + i]
+            }
+        };
         let mut l = vec![0f64; n * n];
         for j in 0..n {
             let mut d = at(j, j);
@@ -100,7 +106,11 @@ pub fn triangular_solve(a: &Tensor, b: &Tensor, o: TriOpts, out: &TensorType) ->
         if o.left {
             // op(a) (n x n) * x (m x k) = b, solve per column.
             for col in 0..k {
-                let order: Vec<usize> = if eff_lower { (0..n).collect() } else { (0..n).rev().collect() };
+                let order: Vec<usize> = if eff_lower {
+                    (0..n).collect()
+                } else {
+                    (0..n).rev().collect()
+                };
                 for &i in &order {
                     let mut s = bb[i * k + col];
                     for j in 0..n {
@@ -114,7 +124,11 @@ pub fn triangular_solve(a: &Tensor, b: &Tensor, o: TriOpts, out: &TensorType) ->
         } else {
             // x (m x n) * op(a) (n x n) = b, solve per row: x[r, j] over columns.
             for row in 0..m {
-                let order: Vec<usize> = if eff_lower { (0..n).rev().collect() } else { (0..n).collect() };
+                let order: Vec<usize> = if eff_lower {
+                    (0..n).rev().collect()
+                } else {
+                    (0..n).collect()
+                };
                 for &j in &order {
                     let mut s = bb[row * k + j];
                     for p in 0..n {
@@ -132,9 +146,16 @@ pub fn triangular_solve(a: &Tensor, b: &Tensor, o: TriOpts, out: &TensorType) ->
 
 fn to_c128(t: &Tensor) -> Vec<Complex<f64>> {
     match t.data() {
-        Data::C64(v) => v.iter().map(|c| Complex::new(c.re as f64, c.im as f64)).collect(),
+        Data::C64(v) => v
+            .iter()
+            .map(|c| Complex::new(c.re as f64, c.im as f64))
+            .collect(),
         Data::C128(v) => v.clone(),
-        _ => t.to_f64_vec().into_iter().map(|x| Complex::new(x, 0.0)).collect(),
+        _ => t
+            .to_f64_vec()
+            .into_iter()
+            .map(|x| Complex::new(x, 0.0))
+            .collect(),
     }
 }
 
@@ -147,7 +168,11 @@ fn fft_axis(buf: &mut [Complex<f64>], shape: &[usize], axis: usize, inverse: boo
     let inner: usize = shape[axis + 1..].iter().product();
     let outer: usize = shape[..axis].iter().product();
     let mut planner = FftPlanner::<f64>::new();
-    let plan = if inverse { planner.plan_fft_inverse(n) } else { planner.plan_fft_forward(n) };
+    let plan = if inverse {
+        planner.plan_fft_inverse(n)
+    } else {
+        planner.plan_fft_forward(n)
+    };
     let mut line = vec![Complex::new(0.0, 0.0); n];
     for o in 0..outer {
         for i in 0..inner {
@@ -211,16 +236,28 @@ pub fn fft(x: &Tensor, ty: &str, len: &[usize], out: &TensorType) -> R<Tensor> {
         _ => return Err(format!("unknown fft_type {ty}")),
     }
     let data = match out.elem {
-        ElemType::Complex64 => Data::C64(buf.iter().map(|c| Complex::new(c.re as f32, c.im as f32)).collect()),
+        ElemType::Complex64 => Data::C64(
+            buf.iter()
+                .map(|c| Complex::new(c.re as f32, c.im as f32))
+                .collect(),
+        ),
         ElemType::Complex128 => Data::C128(buf),
-        _ => return Tensor::from_f64_as(out.elem, &out.shape, &buf.iter().map(|c| c.re).collect::<Vec<_>>()),
+        _ => {
+            return Tensor::from_f64_as(
+                out.elem,
+                &out.shape,
+                &buf.iter().map(|c| c.re).collect::<Vec<_>>(),
+            )
+        }
     };
     Tensor::new(out.clone(), data)
 }
 
 fn truncate_last(buf: &[Complex<f64>], shape: &[usize], keep: usize) -> Vec<Complex<f64>> {
     let n = *shape.last().unwrap_or(&1);
-    buf.chunks(n.max(1)).flat_map(|c| c[..keep.min(c.len())].to_vec()).collect()
+    buf.chunks(n.max(1))
+        .flat_map(|c| c[..keep.min(c.len())].to_vec())
+        .collect()
 }
 
 #[cfg(test)]
@@ -241,7 +278,12 @@ mod tests {
     fn lower_left_solve() {
         let a = Tensor::from_f64(&[2, 2], &[2., 0., 1., 1.]).unwrap();
         let b = Tensor::from_f64(&[2, 1], &[4., 5.]).unwrap();
-        let o = TriOpts { left: true, lower: true, unit: false, transpose: false };
+        let o = TriOpts {
+            left: true,
+            lower: true,
+            unit: false,
+            transpose: false,
+        };
         let r = triangular_solve(&a, &b, o, b.ty()).unwrap();
         assert_eq!(r.as_f64().unwrap(), &[2., 3.]);
     }

@@ -228,7 +228,7 @@ pub fn int_pattern(e: ElemType, v: i64) -> u64 {
 pub fn int_div(e: ElemType, a: i64, b: i64) -> i64 {
     if e.is_unsigned() {
         let (ua, ub) = (a as u64, b as u64);
-        return wrap_int(e, if ub == 0 { u64::MAX as i64 } else { (ua / ub) as i64 });
+        return wrap_int(e, ua.checked_div(ub).map_or(u64::MAX as i64, |q| q as i64));
     }
     if b == 0 {
         return wrap_int(e, -1);

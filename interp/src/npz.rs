@@ -62,7 +62,7 @@ pub fn descr_of(e: ElemType) -> String {
 
 /// Whether `descr` can hold elements of type `e`.
 fn descr_matches(descr: &str, e: ElemType) -> bool {
-    let norm = |s: &str| s.replace('|', "<").replace('=', "<");
+    let norm = |s: &str| s.replace(['|', '='], "<");
     norm(descr) == norm(&descr_of(e))
 }
 
@@ -101,16 +101,19 @@ impl NpyArray {
         let elem = match expect {
             Some(t) if descr_matches(&self.descr, t.elem) => t.elem,
             Some(t) => return Err(type_err(format!("{} {:?}", t.elem, t.shape))),
-            None => elem_of_descr(&self.descr).ok_or_else(|| type_err("a self-describing dtype".into()))?,
+            None => elem_of_descr(&self.descr)
+                .ok_or_else(|| type_err("a self-describing dtype".into()))?,
         };
         if let Some(t) = expect {
             if *t.shape != *self.shape {
                 return Err(type_err(format!("{} {:?}", t.elem, t.shape)));
             }
         }
-        Tensor::from_bytes(TensorType::new(elem, &self.shape), &self.data).map_err(|msg| NpzError::Format {
-            key: key.to_string(),
-            msg,
+        Tensor::from_bytes(TensorType::new(elem, &self.shape), &self.data).map_err(|msg| {
+            NpzError::Format {
+                key: key.to_string(),
+                msg,
+            }
         })
     }
 
@@ -128,9 +131,19 @@ impl NpyArray {
         let shape = match self.shape.len() {
             0 => "()".to_string(),
             1 => format!("({},)", self.shape[0]),
-            _ => format!("({})", self.shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")),
+            _ => format!(
+                "({})",
+                self.shape
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         };
-        let mut header = format!("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", self.descr, shape);
+        let mut header = format!(
+            "{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
+            self.descr, shape
+        );
         let total = 10 + header.len() + 1;
         header.push_str(&" ".repeat((64 - total % 64) % 64));
         header.push('\n');
@@ -158,7 +171,9 @@ impl NpyArray {
             }
             (u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize, 12)
         };
-        let header = b.get(start..start + hlen).ok_or_else(|| fmt("truncated header"))?;
+        let header = b
+            .get(start..start + hlen)
+            .ok_or_else(|| fmt("truncated header"))?;
         let header = std::str::from_utf8(header).map_err(|_| fmt("header is not text"))?;
         let descr = dict_value(header, "descr").ok_or_else(|| fmt("no descr"))?;
         let descr = descr.trim_matches(['\'', '"']).to_string();
@@ -256,13 +271,24 @@ pub fn take(arrays: &[(String, NpyArray)], key: &str, ty: &TensorType) -> Result
 }
 
 /// Loads `arg_000..` for the given argument types.
-pub fn load_args(arrays: &[(String, NpyArray)], types: &[TensorType]) -> Result<Vec<Tensor>, NpzError> {
-    types.iter().enumerate().map(|(i, t)| take(arrays, &arg_key(i), t)).collect()
+pub fn load_args(
+    arrays: &[(String, NpyArray)],
+    types: &[TensorType],
+) -> Result<Vec<Tensor>, NpzError> {
+    types
+        .iter()
+        .enumerate()
+        .map(|(i, t)| take(arrays, &arg_key(i), t))
+        .collect()
 }
 
 /// Writes tensors as `out_000..`.
 pub fn save_outputs(path: &Path, outs: &[Tensor]) -> Result<(), NpzError> {
-    let items: Vec<(String, &Tensor)> = outs.iter().enumerate().map(|(i, t)| (out_key(i), t)).collect();
+    let items: Vec<(String, &Tensor)> = outs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (out_key(i), t))
+        .collect();
     write_npz(path, &items)
 }
 
@@ -277,18 +303,29 @@ mod tests {
         // numpy writes a 128-byte preamble for this header (118-byte dict, 10-byte prefix).
         assert_eq!(npy.len(), 128 + 8);
         assert_eq!(&npy[8..10], &[118, 0]);
-        assert!(std::str::from_utf8(&npy[10..74]).unwrap().starts_with("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }"));
+        assert!(std::str::from_utf8(&npy[10..74])
+            .unwrap()
+            .starts_with("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }"));
     }
 
     #[test]
     fn round_trip_all_classes() {
-        let ts = vec![
+        let ts = [
             Tensor::from_f64_as(ElemType::BF16, &[2, 1], &[1.5, -3.0]).unwrap(),
-            Tensor::from_f64_as(ElemType::F8(neuronc_ir::F8Kind::E4M3FN), &[3], &[0.5, 448.0, -2.0]).unwrap(),
+            Tensor::from_f64_as(
+                ElemType::F8(neuronc_ir::F8Kind::E4M3FN),
+                &[3],
+                &[0.5, 448.0, -2.0],
+            )
+            .unwrap(),
             Tensor::from_i64(ElemType::UInt(64), &[1], &[-1]).unwrap(),
             Tensor::from_bool(&[], &[true]).unwrap(),
         ];
-        let items: Vec<(String, &Tensor)> = ts.iter().enumerate().map(|(i, t)| (out_key(i), t)).collect();
+        let items: Vec<(String, &Tensor)> = ts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (out_key(i), t))
+            .collect();
         let bytes = write_npz_bytes(&items).unwrap();
         let back = read_npz_bytes(&bytes).unwrap();
         for (i, t) in ts.iter().enumerate() {

@@ -15,9 +15,16 @@ use neuronc_ir::{OpKind, RegionId, TensorType};
 
 /// Entry for the region-carrying ops.
 pub(crate) fn exec(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
-    let ins: Vec<Tensor> = cx.op.operands.iter().map(|&v| it.tensor(v).cloned()).collect::<Res<_>>()?;
+    let ins: Vec<Tensor> = cx
+        .op
+        .operands
+        .iter()
+        .map(|&v| it.tensor(v).cloned())
+        .collect::<Res<_>>()?;
     let region = cx.op.regions.first().copied();
-    let outs: Vec<TensorType> = (0..cx.op.results.len()).map(|i| cx.out(i).cloned()).collect::<Res<_>>()?;
+    let outs: Vec<TensorType> = (0..cx.op.results.len())
+        .map(|i| cx.out(i).cloned())
+        .collect::<Res<_>>()?;
     let r = match cx.op.kind {
         OpKind::Reduce => reduce(it, cx, &ins, region, &outs)?,
         OpKind::ReduceWindow => reduce_window(it, cx, &ins, region, &outs)?,
@@ -56,8 +63,17 @@ fn fold_all(
     let n_out = outs.first().map_or(0, |o| o.num_elements() as usize);
     if srcs.len() == 1 {
         if let Body::Bin(k) = classify(it.m, region) {
-            if let Some(d) = fold_chunks(k, outs[0].elem, srcs[0].data(), n_out, chunk, inits[0].data()) {
-                return Ok(vec![Tensor::new(outs[0].clone(), d).map_err(|e| crate::eval::op_err(k, e))?]);
+            if let Some(d) = fold_chunks(
+                k,
+                outs[0].elem,
+                srcs[0].data(),
+                n_out,
+                chunk,
+                inits[0].data(),
+            ) {
+                return Ok(vec![
+                    Tensor::new(outs[0].clone(), d).map_err(|e| crate::eval::op_err(k, e))?
+                ]);
             }
         }
     }
@@ -79,13 +95,25 @@ fn fold_all(
         .collect()
 }
 
-fn reduce(it: &mut Interp<'_>, cx: &Ctx<'_>, ins: &[Tensor], r: Option<RegionId>, outs: &[TensorType]) -> Res<Vec<Tensor>> {
+fn reduce(
+    it: &mut Interp<'_>,
+    cx: &Ctx<'_>,
+    ins: &[Tensor],
+    r: Option<RegionId>,
+    outs: &[TensorType],
+) -> Res<Vec<Tensor>> {
     let region = need_region(cx, r)?;
     let n = ins.len() / 2;
     let red = cx.ints("dimensions")?;
     let (srcs, inits) = ins.split_at(n);
-    let moved: Vec<Tensor> = srcs.iter().map(|t| cx.wrap(move_last(t, &red))).collect::<Res<_>>()?;
-    let chunk: usize = red.iter().map(|&d| srcs[0].shape().get(d as usize).copied().unwrap_or(0).max(0) as usize).product();
+    let moved: Vec<Tensor> = srcs
+        .iter()
+        .map(|t| cx.wrap(move_last(t, &red)))
+        .collect::<Res<_>>()?;
+    let chunk: usize = red
+        .iter()
+        .map(|&d| srcs[0].shape().get(d as usize).copied().unwrap_or(0).max(0) as usize)
+        .product();
     fold_all(it, region, &moved, inits, outs, chunk)
 }
 
@@ -106,7 +134,9 @@ impl Window {
             stride: cx.ints_or("window_strides", vec![1; rank]),
             base_dil: cx.ints_or("base_dilations", vec![1; rank]),
             win_dil: cx.ints_or("window_dilations", vec![1; rank]),
-            pad_lo: (0..rank).map(|d| pad.get(2 * d).copied().unwrap_or(0)).collect(),
+            pad_lo: (0..rank)
+                .map(|d| pad.get(2 * d).copied().unwrap_or(0))
+                .collect(),
         })
     }
 
@@ -151,7 +181,13 @@ pub(crate) fn bump(idx: &mut [i64], shape: &[i64]) {
     }
 }
 
-fn reduce_window(it: &mut Interp<'_>, cx: &Ctx<'_>, ins: &[Tensor], r: Option<RegionId>, outs: &[TensorType]) -> Res<Vec<Tensor>> {
+fn reduce_window(
+    it: &mut Interp<'_>,
+    cx: &Ctx<'_>,
+    ins: &[Tensor],
+    r: Option<RegionId>,
+    outs: &[TensorType],
+) -> Res<Vec<Tensor>> {
     let region = need_region(cx, r)?;
     let n = ins.len() / 2;
     let (srcs, inits) = ins.split_at(n);
@@ -169,13 +205,19 @@ fn reduce_window(it: &mut Interp<'_>, cx: &Ctx<'_>, ins: &[Tensor], r: Option<Re
             }
             ext.push_from(i.data(), 0);
             let g: Vec<usize> = idx.iter().map(|o| o.unwrap_or(s.len())).collect();
-            Tensor::new(TensorType::new(s.elem(), &[g.len() as i64]), ext.gather(&g)).map_err(|e| cx.err(e))
+            Tensor::new(TensorType::new(s.elem(), &[g.len() as i64]), ext.gather(&g))
+                .map_err(|e| cx.err(e))
         })
         .collect::<Res<_>>()?;
     fold_all(it, region, &windows, inits, outs, chunk)
 }
 
-fn select_and_scatter(it: &mut Interp<'_>, cx: &Ctx<'_>, ins: &[Tensor], outs: &[TensorType]) -> Res<Vec<Tensor>> {
+fn select_and_scatter(
+    it: &mut Interp<'_>,
+    cx: &Ctx<'_>,
+    ins: &[Tensor],
+    outs: &[TensorType],
+) -> Res<Vec<Tensor>> {
     let (operand, source, init) = match ins {
         [a, b, c] => (a, b, c),
         _ => return Err(cx.err("expects three operands")),
@@ -196,7 +238,10 @@ fn select_and_scatter(it: &mut Interp<'_>, cx: &Ctx<'_>, ins: &[Tensor], outs: &
             sel = match sel {
                 None => Some(*cand),
                 Some(cur) => {
-                    let keep = it.run_region_t(select, vec![scalar_at(operand, cur), scalar_at(operand, *cand)])?;
+                    let keep = it.run_region_t(
+                        select,
+                        vec![scalar_at(operand, cur), scalar_at(operand, *cand)],
+                    )?;
                     if keep.first().map(|t| t.get_i64(0) != 0).unwrap_or(true) {
                         Some(cur)
                     } else {
@@ -213,10 +258,18 @@ fn select_and_scatter(it: &mut Interp<'_>, cx: &Ctx<'_>, ins: &[Tensor], outs: &
             res.set_from(p, v[0].data(), 0);
         }
     }
-    Ok(vec![Tensor::new(outs[0].clone(), res).map_err(|e| cx.err(e))?])
+    Ok(vec![
+        Tensor::new(outs[0].clone(), res).map_err(|e| cx.err(e))?
+    ])
 }
 
-fn map(it: &mut Interp<'_>, cx: &Ctx<'_>, ins: &[Tensor], r: Option<RegionId>, outs: &[TensorType]) -> Res<Vec<Tensor>> {
+fn map(
+    it: &mut Interp<'_>,
+    cx: &Ctx<'_>,
+    ins: &[Tensor],
+    r: Option<RegionId>,
+    outs: &[TensorType],
+) -> Res<Vec<Tensor>> {
     let region = need_region(cx, r)?;
     let n = outs[0].num_elements() as usize;
     if ins.len() == 2 {
@@ -231,5 +284,7 @@ fn map(it: &mut Interp<'_>, cx: &Ctx<'_>, ins: &[Tensor], r: Option<RegionId>, o
         let v = it.run_region_t(region, args)?;
         data.push_from(v[0].data(), 0);
     }
-    Ok(vec![Tensor::new(outs[0].clone(), data).map_err(|e| cx.err(e))?])
+    Ok(vec![
+        Tensor::new(outs[0].clone(), data).map_err(|e| cx.err(e))?
+    ])
 }

@@ -57,7 +57,14 @@ pub fn classify(m: &Module, r: RegionId) -> Body {
 
 /// Folds each of the `outs` contiguous chunks of `chunk` elements of `src`, starting
 /// from `init` (a one-element storage). Returns `None` if the op/class pair has no fast path.
-pub fn fold_chunks(kind: OpKind, elem: ElemType, src: &Data, outs: usize, chunk: usize, init: &Data) -> Option<Data> {
+pub fn fold_chunks(
+    kind: OpKind,
+    elem: ElemType,
+    src: &Data,
+    outs: usize,
+    chunk: usize,
+    init: &Data,
+) -> Option<Data> {
     use OpKind::*;
     if chunk == 0 {
         return Some(init.gather(&vec![0; outs]));
@@ -66,10 +73,28 @@ pub fn fold_chunks(kind: OpKind, elem: ElemType, src: &Data, outs: usize, chunk:
         (Data::F32(v), Data::F32(i)) => {
             let i0 = i[0];
             let r: Vec<f32> = match kind {
-                Add => chunks(v, chunk).map(|c| round_f32(elem, (c.iter().fold(i0 as f64, |s, &x| s + x as f64)) as f32)).collect(),
-                Multiply => chunks(v, chunk).map(|c| round_f32(elem, (c.iter().fold(i0 as f64, |s, &x| s * x as f64)) as f32)).collect(),
-                Maximum => chunks(v, chunk).map(|c| c.iter().fold(i0, |s, &x| fmax(s, x))).collect(),
-                Minimum => chunks(v, chunk).map(|c| c.iter().fold(i0, |s, &x| fmin(s, x))).collect(),
+                Add => chunks(v, chunk)
+                    .map(|c| {
+                        round_f32(
+                            elem,
+                            (c.iter().fold(i0 as f64, |s, &x| s + x as f64)) as f32,
+                        )
+                    })
+                    .collect(),
+                Multiply => chunks(v, chunk)
+                    .map(|c| {
+                        round_f32(
+                            elem,
+                            (c.iter().fold(i0 as f64, |s, &x| s * x as f64)) as f32,
+                        )
+                    })
+                    .collect(),
+                Maximum => chunks(v, chunk)
+                    .map(|c| c.iter().fold(i0, |s, &x| fmax(s, x)))
+                    .collect(),
+                Minimum => chunks(v, chunk)
+                    .map(|c| c.iter().fold(i0, |s, &x| fmin(s, x)))
+                    .collect(),
                 _ => return None,
             };
             Data::F32(r)
@@ -83,7 +108,11 @@ pub fn fold_chunks(kind: OpKind, elem: ElemType, src: &Data, outs: usize, chunk:
                 Minimum => fmin,
                 _ => return None,
             };
-            Data::F64(chunks(v, chunk).map(|c| c.iter().fold(i0, |s, &x| f(s, x))).collect())
+            Data::F64(
+                chunks(v, chunk)
+                    .map(|c| c.iter().fold(i0, |s, &x| f(s, x)))
+                    .collect(),
+            )
         }
         (Data::Int(v), Data::Int(i)) => {
             let i0 = i[0];
@@ -100,7 +129,11 @@ pub fn fold_chunks(kind: OpKind, elem: ElemType, src: &Data, outs: usize, chunk:
                 Xor => |a, b| a ^ b,
                 _ => return None,
             };
-            Data::Int(chunks(v, chunk).map(|c| wrap_int(elem, c.iter().fold(i0, |s, &x| f(s, x)))).collect())
+            Data::Int(
+                chunks(v, chunk)
+                    .map(|c| wrap_int(elem, c.iter().fold(i0, |s, &x| f(s, x))))
+                    .collect(),
+            )
         }
         (Data::C64(v), Data::C64(i)) => Data::C64(fold_complex(kind, v, chunk, i[0])?),
         (Data::C128(v), Data::C128(i)) => Data::C128(fold_complex(kind, v, chunk, i[0])?),
@@ -112,17 +145,33 @@ fn chunks<T>(v: &[T], chunk: usize) -> std::slice::Chunks<'_, T> {
     v.chunks(chunk.max(1))
 }
 
-fn fold_complex<T: num_traits::Float>(kind: OpKind, v: &[Complex<T>], chunk: usize, i0: Complex<T>) -> Option<Vec<Complex<T>>> {
+fn fold_complex<T: num_traits::Float>(
+    kind: OpKind,
+    v: &[Complex<T>],
+    chunk: usize,
+    i0: Complex<T>,
+) -> Option<Vec<Complex<T>>> {
     let f: fn(Complex<T>, Complex<T>) -> Complex<T> = match kind {
         OpKind::Add => |a, b| a + b,
         OpKind::Multiply => |a, b| a * b,
         _ => return None,
     };
-    Some(chunks(v, chunk).map(|c| c.iter().fold(i0, |s, &x| f(s, x))).collect())
+    Some(
+        chunks(v, chunk)
+            .map(|c| c.iter().fold(i0, |s, &x| f(s, x)))
+            .collect(),
+    )
 }
 
 /// Applies a fast binary body to one pair of elements: `dst[i] = op(dst[i], src[j])`.
-pub fn combine_at(kind: OpKind, elem: ElemType, dst: &mut Data, i: usize, src: &Data, j: usize) -> bool {
+pub fn combine_at(
+    kind: OpKind,
+    elem: ElemType,
+    dst: &mut Data,
+    i: usize,
+    src: &Data,
+    j: usize,
+) -> bool {
     use OpKind::*;
     match (dst, src) {
         (Data::F32(d), Data::F32(s)) => {

@@ -12,6 +12,7 @@
 //!   `counter_hi`, as XLA does); block `j` uses the 128-bit
 //!   counter `counter + j`; 32-bit outputs interleave the 4 words of each block, 64-bit
 //!   outputs join words (0,1) and (2,3). The new counter is `counter + blocks`.
+//!
 //! Narrower outputs (8/16-bit) are the low bits of 32-bit outputs.
 //! Invariant: output is a pure function of the state and the result type.
 
@@ -31,7 +32,9 @@ fn threefry2x32(key: [u32; 2], x: [u32; 2]) -> [u32; 2] {
             x[1] = x[1].rotate_left(r) ^ x[0];
         }
         x[0] = x[0].wrapping_add(ks[(i + 1) % 3]);
-        x[1] = x[1].wrapping_add(ks[(i + 2) % 3]).wrapping_add(i as u32 + 1);
+        x[1] = x[1]
+            .wrapping_add(ks[(i + 2) % 3])
+            .wrapping_add(i as u32 + 1);
     }
     x
 }
@@ -47,7 +50,10 @@ fn philox4x32(key: [u32; 2], c: [u32; 4]) -> [u32; 4] {
             (p0 >> 32) as u32 ^ c[3] ^ k[1],
             p0 as u32,
         ];
-        k = [k[0].wrapping_add(0x9E37_79B9), k[1].wrapping_add(0xBB67_AE85)];
+        k = [
+            k[0].wrapping_add(0x9E37_79B9),
+            k[1].wrapping_add(0xBB67_AE85),
+        ];
     }
     c
 }
@@ -65,7 +71,10 @@ fn threefry_bits(key: u64, ctr: u64, shape: &[i64], bits: u32) -> (Vec<u64>, u64
     let n: usize = shape.iter().map(|&d| d.max(0) as usize).product();
     let block = |j: usize| threefry2x32(k, split(ctr.wrapping_add(j as u64)));
     if bits == 64 {
-        let v = (0..n).map(|j| block(j)).map(|o| o[0] as u64 | (o[1] as u64) << 32).collect();
+        let v = (0..n)
+            .map(&block)
+            .map(|o| o[0] as u64 | (o[1] as u64) << 32)
+            .collect();
         return (v, ctr.wrapping_add(n as u64));
     }
     let Some(d) = shape.iter().position(|&x| x > 0 && x % 2 == 0) else {
@@ -74,15 +83,38 @@ fn threefry_bits(key: u64, ctr: u64, shape: &[i64], bits: u32) -> (Vec<u64>, u64
         if n == 0 {
             return (Vec::new(), ctr);
         }
-        let mut padded = if shape.is_empty() { vec![1] } else { shape.to_vec() };
-        let big = padded.iter().enumerate().fold(0, |b, (i, &x)| if x > padded[b] { i } else { b });
+        let mut padded = if shape.is_empty() {
+            vec![1]
+        } else {
+            shape.to_vec()
+        };
+        let big = padded
+            .iter()
+            .enumerate()
+            .fold(0, |b, (i, &x)| if x > padded[b] { i } else { b });
         padded[big] += 1;
         let (full, c) = threefry_bits(key, ctr, &padded, 32);
         let src_shape = TensorType::new(ElemType::UInt(32), &padded);
-        let t = Tensor::new(src_shape, Data::Int(full.iter().map(|&x| x as i64).collect()));
-        let want: Vec<i64> = if shape.is_empty() { vec![1] } else { shape.to_vec() };
-        let sliced = t.and_then(|t| slice(&t, &vec![0; want.len()], &vec![1; want.len()], &TensorType::new(ElemType::UInt(32), &want)));
-        let v = sliced.map(|t| t.to_i64_vec().iter().map(|&x| x as u64).collect()).unwrap_or_default();
+        let t = Tensor::new(
+            src_shape,
+            Data::Int(full.iter().map(|&x| x as i64).collect()),
+        );
+        let want: Vec<i64> = if shape.is_empty() {
+            vec![1]
+        } else {
+            shape.to_vec()
+        };
+        let sliced = t.and_then(|t| {
+            slice(
+                &t,
+                &vec![0; want.len()],
+                &vec![1; want.len()],
+                &TensorType::new(ElemType::UInt(32), &want),
+            )
+        });
+        let v = sliced
+            .map(|t| t.to_i64_vec().iter().map(|&x| x as u64).collect())
+            .unwrap_or_default();
         return (v, c);
     };
     let outer: usize = shape[..d].iter().map(|&x| x as usize).product();
@@ -110,7 +142,12 @@ fn philox_bits(key: u64, ctr: u128, n: usize, bits: u32) -> (Vec<u64>, u128) {
     let mut v = Vec::with_capacity(blocks * per);
     for j in 0..blocks {
         let c = ctr.wrapping_add(j as u128);
-        let w = [c as u32, (c >> 32) as u32, (c >> 64) as u32, (c >> 96) as u32];
+        let w = [
+            c as u32,
+            (c >> 32) as u32,
+            (c >> 64) as u32,
+            (c >> 96) as u32,
+        ];
         let o = philox4x32(k, w);
         if bits == 64 {
             v.push(o[0] as u64 | (o[1] as u64) << 32);
@@ -133,12 +170,16 @@ pub(crate) fn rng_bit_generator(cx: &Ctx<'_>, ins: &[&Tensor]) -> Res<Vec<Val>> 
     let key = *s.first().ok_or_else(|| cx.err("empty state"))?;
     let (vals, new_state) = match alg {
         "THREE_FRY" => {
-            let ctr = *s.get(1).ok_or_else(|| cx.err("THREE_FRY needs a 2-element state"))?;
+            let ctr = *s
+                .get(1)
+                .ok_or_else(|| cx.err("THREE_FRY needs a 2-element state"))?;
             let (v, c) = threefry_bits(key, ctr, &out_ty.shape, bits);
             (v, vec![key, c])
         }
         _ => {
-            let lo = *s.get(1).ok_or_else(|| cx.err("PHILOX needs a 2- or 3-element state"))?;
+            let lo = *s
+                .get(1)
+                .ok_or_else(|| cx.err("PHILOX needs a 2- or 3-element state"))?;
             // With a 2-word state XLA uses the key as the counter's high word.
             let hi = s.get(2).copied().unwrap_or(key);
             let (v, c) = philox_bits(key, (hi as u128) << 64 | lo as u128, n, bits);
@@ -152,12 +193,18 @@ pub(crate) fn rng_bit_generator(cx: &Ctx<'_>, ins: &[&Tensor]) -> Res<Vec<Val>> 
     let st: Vec<i64> = new_state.iter().map(|&x| x as i64).collect();
     let st = cx.wrap(Tensor::from_i64(st_ty.elem, &st_ty.shape, &st))?;
     let out = if out_ty.elem.is_integer() {
-        let v: Vec<i64> = vals.iter().map(|&x| wrap_int(out_ty.elem, x as i64)).collect();
+        let v: Vec<i64> = vals
+            .iter()
+            .map(|&x| wrap_int(out_ty.elem, x as i64))
+            .collect();
         cx.wrap(Tensor::new(out_ty.clone(), Data::Int(v)))?
     } else {
         // Float results reinterpret the bits.
         let w = out_ty.elem.byte_width();
-        let bytes: Vec<u8> = vals.iter().flat_map(|&x| x.to_le_bytes()[..w].to_vec()).collect();
+        let bytes: Vec<u8> = vals
+            .iter()
+            .flat_map(|&x| x.to_le_bytes()[..w].to_vec())
+            .collect();
         cx.wrap(Tensor::from_bytes(out_ty.clone(), &bytes))?
     };
     Ok(vec![Val::T(st), Val::T(out)])
@@ -175,24 +222,42 @@ mod tests {
     #[test]
     fn threefry_matches_xla() {
         let (v, c) = threefry_bits(KEY, CTR, &[5], 32);
-        assert_eq!(v, [0x59624565, 0x8edcb267, 0xfb959682, 0x5939043b, 0x53db7532]);
+        assert_eq!(
+            v,
+            [0x59624565, 0x8edcb267, 0xfb959682, 0x5939043b, 0x53db7532]
+        );
         assert_eq!(c, CTR + 3);
         let (v, _) = threefry_bits(KEY, CTR, &[3], 64);
-        assert_eq!(v, [0x8edcb26759624565, 0x5939043bfb959682, 0x86ef5fa853db7532]);
+        assert_eq!(
+            v,
+            [0x8edcb26759624565, 0x5939043bfb959682, 0x86ef5fa853db7532]
+        );
         let (v, _) = threefry_bits(KEY, CTR, &[2, 3], 32);
-        assert_eq!(v, [0x59624565, 0xfb959682, 0x53db7532, 0x8edcb267, 0x5939043b, 0x86ef5fa8]);
+        assert_eq!(
+            v,
+            [0x59624565, 0xfb959682, 0x53db7532, 0x8edcb267, 0x5939043b, 0x86ef5fa8]
+        );
         let (v, _) = threefry_bits(KEY, CTR, &[3, 2], 32);
-        assert_eq!(v, [0x59624565, 0x8edcb267, 0xfb959682, 0x5939043b, 0x53db7532, 0x86ef5fa8]);
+        assert_eq!(
+            v,
+            [0x59624565, 0x8edcb267, 0xfb959682, 0x5939043b, 0x53db7532, 0x86ef5fa8]
+        );
     }
 
     #[test]
     fn philox_matches_xla() {
         let ctr = (KEY as u128) << 64 | CTR as u128;
         let (v, c) = philox_bits(KEY, ctr, 5, 32);
-        assert_eq!(v, [0x29cfe01d, 0x8ab07f09, 0x6a8b578f, 0x615ae743, 0x872131d3]);
+        assert_eq!(
+            v,
+            [0x29cfe01d, 0x8ab07f09, 0x6a8b578f, 0x615ae743, 0x872131d3]
+        );
         assert_eq!(c, ctr + 2);
         let (v, _) = philox_bits(KEY, ctr, 3, 64);
-        assert_eq!(v, [0x8ab07f0929cfe01d, 0x615ae7436a8b578f, 0xbbe37a72872131d3]);
+        assert_eq!(
+            v,
+            [0x8ab07f0929cfe01d, 0x615ae7436a8b578f, 0xbbe37a72872131d3]
+        );
     }
 
     #[test]
@@ -204,6 +269,9 @@ mod tests {
     #[test]
     fn philox_known_answer() {
         // Random123 known-answer test for philox4x32_10 with zero key and counter.
-        assert_eq!(philox4x32([0, 0], [0, 0, 0, 0]), [0x6627_e8d5, 0xe169_c58d, 0xbc57_ac4c, 0x9b00_dbd8]);
+        assert_eq!(
+            philox4x32([0, 0], [0, 0, 0, 0]),
+            [0x6627_e8d5, 0xe169_c58d, 0xbc57_ac4c, 0x9b00_dbd8]
+        );
     }
 }

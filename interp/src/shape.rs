@@ -66,13 +66,69 @@ pub fn strided_indices(shape: &[usize], strides: &[isize], base: isize) -> Vec<u
     }
 }
 
+/// Copies `src[base + sum(idx[d] * strides[d])]` for every index of `shape` (row-major);
+/// `None` if an index falls outside `src`.
+fn strided_copy<T: Copy>(
+    src: &[T],
+    shape: &[usize],
+    strides: &[isize],
+    base: isize,
+) -> Option<Vec<T>> {
+    let n: usize = shape.iter().product();
+    let mut out = Vec::with_capacity(n);
+    if n == 0 {
+        return Some(out);
+    }
+    let rank = shape.len();
+    if rank == 0 {
+        return src.get(base as usize).map(|&v| vec![v]);
+    }
+    let mut idx = vec![0usize; rank];
+    let mut off = base;
+    let last = rank - 1;
+    let (ln, ls) = (shape[last], strides[last]);
+    loop {
+        let end = off + (ln as isize - 1) * ls;
+        if off < 0 || end < 0 || off as usize >= src.len() || end as usize >= src.len() {
+            return None;
+        }
+        if ls == 1 {
+            out.extend_from_slice(&src[off as usize..off as usize + ln]);
+        } else {
+            let mut o = off;
+            for _ in 0..ln {
+                out.push(src[o as usize]);
+                o += ls;
+            }
+        }
+        let mut d = last;
+        loop {
+            if d == 0 {
+                return Some(out);
+            }
+            d -= 1;
+            idx[d] += 1;
+            off += strides[d];
+            if idx[d] < shape[d] {
+                break;
+            }
+            off -= strides[d] * shape[d] as isize;
+            idx[d] = 0;
+        }
+    }
+}
+
 fn gather_to(x: &Tensor, out: &TensorType, strides: &[isize], base: isize) -> R<Tensor> {
     let shape = dims(&out.shape);
-    let idx = strided_indices(&shape, strides, base);
-    if idx.iter().any(|&i| i >= x.len()) {
-        return Err("index out of bounds".into());
-    }
-    Tensor::new(out.clone(), x.data().gather(&idx))
+    let oob = || "index out of bounds".to_string();
+    let data = match x.data() {
+        Data::Int(v) => Data::Int(strided_copy(v, &shape, strides, base).ok_or_else(oob)?),
+        Data::F32(v) => Data::F32(strided_copy(v, &shape, strides, base).ok_or_else(oob)?),
+        Data::F64(v) => Data::F64(strided_copy(v, &shape, strides, base).ok_or_else(oob)?),
+        Data::C64(v) => Data::C64(strided_copy(v, &shape, strides, base).ok_or_else(oob)?),
+        Data::C128(v) => Data::C128(strided_copy(v, &shape, strides, base).ok_or_else(oob)?),
+    };
+    Tensor::new(out.clone(), data)
 }
 
 /// `broadcast_in_dim`.
@@ -83,7 +139,10 @@ pub fn broadcast_in_dim(x: &Tensor, bdims: &[i64], out: &TensorType) -> R<Tensor
     let xs = strides(x.shape());
     let mut st = vec![0isize; out.rank()];
     for (i, &d) in bdims.iter().enumerate() {
-        let d = usize::try_from(d).ok().filter(|&d| d < out.rank()).ok_or("bad dimension")?;
+        let d = usize::try_from(d)
+            .ok()
+            .filter(|&d| d < out.rank())
+            .ok_or("bad dimension")?;
         if x.shape()[i] != 1 {
             if x.shape()[i] != out.shape[d] {
                 return Err("operand dimension does not match result".into());
@@ -117,7 +176,11 @@ pub fn transpose(x: &Tensor, perm: &[i64], out: &TensorType) -> R<Tensor> {
     let xs = strides(x.shape());
     let st: Vec<isize> = perm
         .iter()
-        .map(|&p| xs.get(p as usize).copied().ok_or_else(|| "bad permutation".to_string()))
+        .map(|&p| {
+            xs.get(p as usize)
+                .copied()
+                .ok_or_else(|| "bad permutation".to_string())
+        })
         .collect::<R<_>>()?;
     gather_to(x, out, &st, 0)
 }
@@ -252,14 +315,21 @@ pub fn iota(out: &TensorType, dim: usize) -> R<Tensor> {
     let data = match out.elem {
         ElemType::F64 => Data::F64((0..n).map(|i| coord(i) as f64).collect()),
         ElemType::Complex64 | ElemType::Complex128 => {
-            let t = Tensor::from_f64(&out.shape, &(0..n).map(|i| coord(i) as f64).collect::<Vec<_>>())?;
+            let t = Tensor::from_f64(
+                &out.shape,
+                &(0..n).map(|i| coord(i) as f64).collect::<Vec<_>>(),
+            )?;
             return crate::convert::convert(&t, out);
         }
         e if e.is_float() => {
             let v: Vec<f64> = (0..n).map(|i| coord(i) as f64).collect();
             return Tensor::from_f64_as(e, &out.shape, &v);
         }
-        e => Data::Int((0..n).map(|i| crate::tensor::wrap_int(e, coord(i) as i64)).collect()),
+        e => Data::Int(
+            (0..n)
+                .map(|i| crate::tensor::wrap_int(e, coord(i) as i64))
+                .collect(),
+        ),
     };
     Tensor::new(out.clone(), data)
 }

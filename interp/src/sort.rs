@@ -14,7 +14,10 @@ use crate::tensor::{Data, Tensor};
 use neuronc_ir::{ElemType, OpKind, RegionId, TensorType};
 
 /// Stable merge sort of `v` where `less(a, b)` may fail.
-fn merge_sort<E>(v: &mut Vec<usize>, less: &mut impl FnMut(usize, usize) -> Result<bool, E>) -> Result<(), E> {
+fn merge_sort<E>(
+    v: &mut Vec<usize>,
+    less: &mut impl FnMut(usize, usize) -> Result<bool, E>,
+) -> Result<(), E> {
     let n = v.len();
     let mut buf = v.clone();
     let mut width = 1;
@@ -49,7 +52,9 @@ fn merge_sort<E>(v: &mut Vec<usize>, less: &mut impl FnMut(usize, usize) -> Resu
 fn simple_comparator(it: &Interp<'_>, r: RegionId) -> Option<(String, Option<String>)> {
     let m = it.m;
     let reg = m.region(r);
-    let [c, ret] = reg.ops.as_slice() else { return None };
+    let [c, ret] = reg.ops.as_slice() else {
+        return None;
+    };
     let (c, ret) = (m.op(*c), m.op(*ret));
     let ok = c.kind == OpKind::Compare
         && reg.args.len() >= 2
@@ -64,7 +69,12 @@ fn simple_comparator(it: &Interp<'_>, r: RegionId) -> Option<(String, Option<Str
 }
 
 /// `sort` along `dimension`, permuting every operand the same way.
-pub(crate) fn sort(it: &mut Interp<'_>, cx: &Ctx<'_>, ins: &[Tensor], r: Option<RegionId>) -> Res<Vec<Tensor>> {
+pub(crate) fn sort(
+    it: &mut Interp<'_>,
+    cx: &Ctx<'_>,
+    ins: &[Tensor],
+    r: Option<RegionId>,
+) -> Res<Vec<Tensor>> {
     let region = r.ok_or_else(|| cx.err("missing comparator"))?;
     let first = ins.first().ok_or_else(|| cx.err("no operands"))?;
     let rank = first.rank() as i64;
@@ -83,15 +93,24 @@ pub(crate) fn sort(it: &mut Interp<'_>, cx: &Ctx<'_>, ins: &[Tensor], r: Option<
     let simple = simple_comparator(it, region);
     let mut perm_all: Vec<usize> = (0..first.len()).collect();
     // Each line along `d` starts at a base index with coordinate 0 on `d`.
-    let bases: Vec<usize> = (0..first.len()).filter(|&i| (i / stride) % len.max(1) == 0).collect();
+    let bases: Vec<usize> = (0..first.len())
+        .filter(|&i| (i / stride).is_multiple_of(len.max(1)))
+        .collect();
     for base in bases {
         let line: Vec<usize> = (0..len).map(|j| base + j * stride).collect();
         let mut order: Vec<usize> = (0..len).collect();
         if let Some((dir, ty)) = &simple {
-            let keys = Tensor::new(TensorType::new(first.elem(), &[len as i64]), first.data().gather(&line)).map_err(|e| cx.err(e))?;
+            let keys = Tensor::new(
+                TensorType::new(first.elem(), &[len as i64]),
+                first.data().gather(&line),
+            )
+            .map_err(|e| cx.err(e))?;
             let mut less = |a: usize, b: usize| -> Res<bool> {
                 let (x, y) = (scalar_at(&keys, a), scalar_at(&keys, b));
-                Ok(compare(&x, &y, dir, ty.as_deref()).map_err(|e| cx.err(e))?.get_i64(0) != 0)
+                Ok(compare(&x, &y, dir, ty.as_deref())
+                    .map_err(|e| cx.err(e))?
+                    .get_i64(0)
+                    != 0)
             };
             merge_sort(&mut order, &mut less)?;
         } else {
@@ -121,7 +140,7 @@ pub(crate) fn top_k(cx: &Ctx<'_>, ins: &[Tensor], outs: &[TensorType]) -> Res<Ve
     let x = ins.first().ok_or_else(|| cx.err("no operand"))?;
     let k = cx.int("k")? as usize;
     let n = *x.shape().last().ok_or_else(|| cx.err("rank 0 operand"))? as usize;
-    let rows = if n == 0 { 0 } else { x.len() / n };
+    let rows = x.len().checked_div(n).unwrap_or(0);
     let mut take = Vec::with_capacity(rows * k);
     let mut idx = Vec::with_capacity(rows * k);
     for r in 0..rows {
@@ -129,7 +148,9 @@ pub(crate) fn top_k(cx: &Ctx<'_>, ins: &[Tensor], outs: &[TensorType]) -> Res<Ve
         match x.data() {
             Data::F32(v) => order.sort_by(|&a, &b| v[r * n + b].total_cmp(&v[r * n + a])),
             Data::F64(v) => order.sort_by(|&a, &b| v[r * n + b].total_cmp(&v[r * n + a])),
-            Data::Int(v) if x.elem().is_unsigned() => order.sort_by(|&a, &b| (v[r * n + b] as u64).cmp(&(v[r * n + a] as u64))),
+            Data::Int(v) if x.elem().is_unsigned() => {
+                order.sort_by(|&a, &b| (v[r * n + b] as u64).cmp(&(v[r * n + a] as u64)))
+            }
             Data::Int(v) => order.sort_by(|&a, &b| v[r * n + b].cmp(&v[r * n + a])),
             _ => return Err(cx.err("top_k of complex values")),
         }
@@ -140,7 +161,9 @@ pub(crate) fn top_k(cx: &Ctx<'_>, ins: &[Tensor], outs: &[TensorType]) -> Res<Ve
     }
     let vals = Tensor::new(outs[0].clone(), x.data().gather(&take)).map_err(|e| cx.err(e))?;
     let ie = outs.get(1).map_or(ElemType::Int(32), |o| o.elem);
-    let shape = outs.get(1).map_or(outs[0].shape.clone(), |o| o.shape.clone());
+    let shape = outs
+        .get(1)
+        .map_or(outs[0].shape.clone(), |o| o.shape.clone());
     let inds = Tensor::from_i64(ie, &shape, &idx).map_err(|e| cx.err(e))?;
     Ok(vec![vals, inds])
 }

@@ -142,8 +142,10 @@ impl Tensor {
     pub fn new(ty: TensorType, data: Data) -> Result<Tensor, String> {
         let class_ok = matches!(
             (ty.elem, &data),
-            (ElemType::I1 | ElemType::Int(_) | ElemType::UInt(_), Data::Int(_))
-                | (ElemType::F64, Data::F64(_))
+            (
+                ElemType::I1 | ElemType::Int(_) | ElemType::UInt(_),
+                Data::Int(_)
+            ) | (ElemType::F64, Data::F64(_))
                 | (ElemType::Complex64, Data::C64(_))
                 | (ElemType::Complex128, Data::C128(_))
                 | (
@@ -204,7 +206,10 @@ impl Tensor {
     pub fn from_f64_as(elem: ElemType, shape: &[i64], v: &[f64]) -> Result<Tensor, String> {
         let data = match elem {
             ElemType::F64 => Data::F64(v.to_vec()),
-            e if e.is_float() => Data::F32(v.iter().map(|&x| round_f64_to_f32class(e, x)).collect()),
+            ElemType::F32 => Data::F32(v.iter().map(|&x| x as f32).collect()),
+            e if e.is_float() => {
+                Data::F32(v.iter().map(|&x| round_f64_to_f32class(e, x)).collect())
+            }
             _ => return Err(format!("{elem} is not a float type")),
         };
         Tensor::new(TensorType::new(elem, shape), data)
@@ -220,7 +225,12 @@ impl Tensor {
         let n = shape_len(&ty.shape);
         let w = ty.elem.byte_width();
         if bytes.len() != n * w {
-            return Err(format!("{} bytes for {} elements of {}", bytes.len(), n, ty.elem));
+            return Err(format!(
+                "{} bytes for {} elements of {}",
+                bytes.len(),
+                n,
+                ty.elem
+            ));
         }
         let data = decode_bytes(ty.elem, bytes);
         Tensor::new(ty, data)
@@ -293,7 +303,9 @@ impl Tensor {
     /// Real values as `f64` (ints by value, complex: real part).
     pub fn to_f64_vec(&self) -> Vec<f64> {
         match &*self.data {
-            Data::Int(v) if self.elem().is_unsigned() => v.iter().map(|&x| x as u64 as f64).collect(),
+            Data::Int(v) if self.elem().is_unsigned() => {
+                v.iter().map(|&x| x as u64 as f64).collect()
+            }
             Data::Int(v) => v.iter().map(|&x| x as f64).collect(),
             Data::F32(v) => v.iter().map(|&x| x as f64).collect(),
             Data::F64(v) => v.clone(),
@@ -352,7 +364,12 @@ fn decode_bytes(elem: ElemType, bytes: &[u8]) -> Data {
                 .map(|c| bf16::from_le_bytes([c[0], c[1]]).to_f32())
                 .collect(),
         ),
-        ElemType::F8(k) => Data::F32(bytes.iter().map(|&b| floatfmt::decode(k, b) as f32).collect()),
+        ElemType::F8(k) => Data::F32(
+            bytes
+                .iter()
+                .map(|&b| floatfmt::decode(k, b) as f32)
+                .collect(),
+        ),
         ElemType::F32 => Data::F32(
             chunks
                 .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
@@ -370,7 +387,12 @@ fn decode_bytes(elem: ElemType, bytes: &[u8]) -> Data {
         ),
         ElemType::Complex128 => Data::C128(
             chunks
-                .map(|c| Complex::new(f64::from_le_bytes(arr8(&c[..8])), f64::from_le_bytes(arr8(&c[8..]))))
+                .map(|c| {
+                    Complex::new(
+                        f64::from_le_bytes(arr8(&c[..8])),
+                        f64::from_le_bytes(arr8(&c[8..])),
+                    )
+                })
                 .collect(),
         ),
     }
@@ -392,9 +414,15 @@ fn encode_bytes(elem: ElemType, data: &Data) -> Vec<u8> {
             }
         }
         Data::F32(v) => match elem {
-            ElemType::F16 => v.iter().for_each(|&x| out.extend(f16::from_f32(x).to_le_bytes())),
-            ElemType::BF16 => v.iter().for_each(|&x| out.extend(bf16::from_f32(x).to_le_bytes())),
-            ElemType::F8(k) => v.iter().for_each(|&x| out.push(floatfmt::encode(k, x as f64))),
+            ElemType::F16 => v
+                .iter()
+                .for_each(|&x| out.extend(f16::from_f32(x).to_le_bytes())),
+            ElemType::BF16 => v
+                .iter()
+                .for_each(|&x| out.extend(bf16::from_f32(x).to_le_bytes())),
+            ElemType::F8(k) => v
+                .iter()
+                .for_each(|&x| out.push(floatfmt::encode(k, x as f64))),
             _ => v.iter().for_each(|&x| out.extend(x.to_le_bytes())),
         },
         Data::F64(v) => v.iter().for_each(|&x| out.extend(x.to_le_bytes())),
@@ -431,6 +459,9 @@ mod tests {
         assert_eq!(t, u);
         let i = Tensor::from_i64(ElemType::Int(16), &[2], &[-2, 40000]).unwrap();
         assert_eq!(i.as_i64().unwrap(), &[-2, 40000 - 65536]);
-        assert_eq!(Tensor::from_bytes(i.ty().clone(), &i.to_bytes()).unwrap(), i);
+        assert_eq!(
+            Tensor::from_bytes(i.ty().clone(), &i.to_bytes()).unwrap(),
+            i
+        );
     }
 }

@@ -11,12 +11,15 @@ pub fn cases(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in rd.flatten() {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "mlir") && p.with_extension("npz").exists() {
+            } else if p.extension().is_some_and(|x| x == "mlir") && p.with_extension("npz").exists()
+            {
                 out.push(p);
             }
         }
@@ -51,7 +54,11 @@ pub fn run_case(path: &Path, rtol: f64, atol_factor: f64, atol_min: f64) -> Resu
             worst = worst.max(e.max_abs_err);
         }
     }
-    Ok(format!("{} outputs, max abs err {worst:e}, {:.1} ms", outs.len(), dt.as_secs_f64() * 1e3))
+    Ok(format!(
+        "{} outputs, max abs err {worst:e}, {:.1} ms",
+        outs.len(),
+        dt.as_secs_f64() * 1e3
+    ))
 }
 
 /// Tolerances widened for results narrower than f32: XLA:CPU keeps bf16/f16 chains in

@@ -14,10 +14,19 @@ fn main() {
     let trials = common::cases(&root)
         .into_iter()
         .map(|p| {
-            let name = p.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
-            let (rtol, atol) = if name.ends_with("_approx") { (1e-5, 1e-6) } else { (1e-6, 0.0) };
+            let name = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_default();
+            let (rtol, atol) = if name.ends_with("_approx") {
+                (1e-5, 1e-6)
+            } else {
+                (1e-6, 0.0)
+            };
             Trial::test(name, move || {
-                common::run_case(&p, rtol, atol, 0.0).map(|_| ()).map_err(Failed::from)
+                common::run_case(&p, rtol, atol, 0.0)
+                    .map(|_| ())
+                    .map_err(Failed::from)
             })
         })
         .collect();

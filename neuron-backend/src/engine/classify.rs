@@ -28,13 +28,20 @@ pub enum OpWork {
     /// TensorE contraction.
     Matmul,
     /// Elementwise work reading `inputs` full tensors, on one of `engines`.
-    Elementwise { name: &'static str, inputs: u8, engines: &'static [Engine] },
+    Elementwise {
+        name: &'static str,
+        inputs: u8,
+        engines: &'static [Engine],
+    },
     /// Free-axis reduction (VectorE).
     ReduceFree { name: &'static str, inputs: u8 },
     /// Reduction across partitions (GpSimd).
     ReducePartition { name: &'static str },
     /// GpSimd work costing `cycles_per_elem` per output element per lane group.
-    Pool { name: &'static str, cycles_per_elem: f64 },
+    Pool {
+        name: &'static str,
+        cycles_per_elem: f64,
+    },
     /// A large constant: lives in HBM, loaded by its consumers.
     HbmConstant,
 }
@@ -43,34 +50,78 @@ fn is_transcendental(k: OpKind) -> bool {
     use OpKind::*;
     matches!(
         k,
-        Exponential | ExponentialMinusOne | Log | LogPlusOne | Logistic | Tanh | Sqrt | Rsqrt | Cbrt | Sine
-            | Cosine | Tan | Power | Atan2 | ChloErf | ChloErfc | ChloErfInv | ChloTan | ChloLgamma | ChloDigamma
-            | ChloAcos | ChloAcosh | ChloAsin | ChloAsinh | ChloAtan | ChloAtanh | ChloCosh | ChloSinh
-            | ChloBesselI1e | ChloPolygamma | ChloZeta
+        Exponential
+            | ExponentialMinusOne
+            | Log
+            | LogPlusOne
+            | Logistic
+            | Tanh
+            | Sqrt
+            | Rsqrt
+            | Cbrt
+            | Sine
+            | Cosine
+            | Tan
+            | Power
+            | Atan2
+            | ChloErf
+            | ChloErfc
+            | ChloErfInv
+            | ChloTan
+            | ChloLgamma
+            | ChloDigamma
+            | ChloAcos
+            | ChloAcosh
+            | ChloAsin
+            | ChloAsinh
+            | ChloAtan
+            | ChloAtanh
+            | ChloCosh
+            | ChloSinh
+            | ChloBesselI1e
+            | ChloPolygamma
+            | ChloZeta
     )
 }
 
 fn is_int(m: &Module, op: OpId) -> bool {
     let o = m.op(op);
-    o.results.first().and_then(|&r| m.tensor_type(r)).is_some_and(|t| t.elem.is_integer() || t.elem.is_bool())
+    o.results
+        .first()
+        .and_then(|&r| m.tensor_type(r))
+        .is_some_and(|t| t.elem.is_integer() || t.elem.is_bool())
 }
 
 /// Number of operands that are full tensors: not scalars and not broadcasts of smaller
 /// tensors (those are stride-0 access patterns or per-partition `[P, 1]` operands).
 fn tensor_inputs(m: &Module, op: OpId) -> u8 {
     let o = m.op(op);
-    let full = o.results.first().and_then(|&r| m.tensor_type(r)).map_or(1, |t| t.num_elements());
+    let full = o
+        .results
+        .first()
+        .and_then(|&r| m.tensor_type(r))
+        .map_or(1, |t| t.num_elements());
     let is_broadcast = |v: neuronc_ir::ValueId| match m.value(v).def {
         neuronc_ir::ValueDef::Result(p, _) => {
             let po = m.op(p);
-            matches!(po.kind, BroadcastInDim | OpKind::Broadcast | OpKind::Constant | OpKind::Iota)
-                && po.operands.first().and_then(|&s| m.tensor_type(s)).is_none_or(|t| t.num_elements() < full)
+            matches!(
+                po.kind,
+                BroadcastInDim | OpKind::Broadcast | OpKind::Constant | OpKind::Iota
+            ) && po
+                .operands
+                .first()
+                .and_then(|&s| m.tensor_type(s))
+                .is_none_or(|t| t.num_elements() < full)
         }
         neuronc_ir::ValueDef::RegionArg(..) => false,
     };
     o.operands
         .iter()
-        .filter(|&&v| m.tensor_type(v).is_some_and(|t| t.num_elements() == full && full > 1) && !is_broadcast(v))
+        .filter(|&&v| {
+            m.tensor_type(v)
+                .is_some_and(|t| t.num_elements() == full && full > 1)
+                && !is_broadcast(v)
+        })
         .count() as u8
 }
 
@@ -98,29 +149,63 @@ pub fn op_work(m: &Module, op: OpId, cross_partition: bool, in_compute_kernel: b
     }
     match k {
         Constant if classify(m, op) == OpClass::Opaque => OpWork::HbmConstant,
-        Constant | BroadcastInDim | Broadcast | Slice | Reverse | DynamicSlice | Reshape | Transpose => {
-            OpWork::Relabel
-        }
+        Constant | BroadcastInDim | Broadcast | Slice | Reverse | DynamicSlice | Reshape
+        | Transpose => OpWork::Relabel,
         Convert if in_compute_kernel => OpWork::Relabel,
-        Iota => OpWork::Pool { name: "iota", cycles_per_elem: 1.0 },
-        Pad | Concatenate | Convert | BitcastConvert => OpWork::Elementwise { name: "copy", inputs: 1, engines: ANY_EW },
-        _ if is_transcendental(k) => OpWork::Elementwise { name: k.short_name(), inputs: 1, engines: ACT_ONLY },
+        Iota => OpWork::Pool {
+            name: "iota",
+            cycles_per_elem: 1.0,
+        },
+        Pad | Concatenate | Convert | BitcastConvert => OpWork::Elementwise {
+            name: "copy",
+            inputs: 1,
+            engines: ANY_EW,
+        },
+        _ if is_transcendental(k) => OpWork::Elementwise {
+            name: k.short_name(),
+            inputs: 1,
+            engines: ACT_ONLY,
+        },
         _ if k.is_elementwise() => {
             let inputs = tensor_inputs(m, op).max(1);
-            let scalar_engine_ok = matches!(k, Add | Subtract | Multiply | Negate | Abs) || o.operands.len() == 1;
-            let engines = if inputs >= 2 || is_int(m, op) || !scalar_engine_ok { TWO_INPUT } else { ANY_EW };
-            OpWork::Elementwise { name: k.short_name(), inputs, engines }
+            let scalar_engine_ok =
+                matches!(k, Add | Subtract | Multiply | Negate | Abs) || o.operands.len() == 1;
+            let engines = if inputs >= 2 || is_int(m, op) || !scalar_engine_ok {
+                TWO_INPUT
+            } else {
+                ANY_EW
+            };
+            OpWork::Elementwise {
+                name: k.short_name(),
+                inputs,
+                engines,
+            }
         }
-        ReduceWindow => OpWork::ReduceFree { name: "window", inputs: 1 },
-        BatchNormInference | BatchNormTraining | BatchNormGrad => {
-            OpWork::Elementwise { name: k.short_name(), inputs: 3, engines: TWO_INPUT }
-        }
-        Sort => OpWork::Pool { name: "sort", cycles_per_elem: sort_cycles(m, op) },
-        Gather | Scatter | TorchIndexSelect | DynamicUpdateSlice | DynamicGather => {
-            OpWork::Pool { name: k.short_name(), cycles_per_elem: 2.0 }
-        }
-        Rng | RngBitGenerator => OpWork::Pool { name: "rng", cycles_per_elem: 4.0 },
-        _ => OpWork::Pool { name: k.short_name(), cycles_per_elem: 4.0 },
+        ReduceWindow => OpWork::ReduceFree {
+            name: "window",
+            inputs: 1,
+        },
+        BatchNormInference | BatchNormTraining | BatchNormGrad => OpWork::Elementwise {
+            name: k.short_name(),
+            inputs: 3,
+            engines: TWO_INPUT,
+        },
+        Sort => OpWork::Pool {
+            name: "sort",
+            cycles_per_elem: sort_cycles(m, op),
+        },
+        Gather | Scatter | TorchIndexSelect | DynamicUpdateSlice | DynamicGather => OpWork::Pool {
+            name: k.short_name(),
+            cycles_per_elem: 2.0,
+        },
+        Rng | RngBitGenerator => OpWork::Pool {
+            name: "rng",
+            cycles_per_elem: 4.0,
+        },
+        _ => OpWork::Pool {
+            name: k.short_name(),
+            cycles_per_elem: 4.0,
+        },
     }
 }
 
@@ -128,7 +213,12 @@ pub fn op_work(m: &Module, op: OpId, cross_partition: bool, in_compute_kernel: b
 fn sort_cycles(m: &Module, op: OpId) -> f64 {
     let o = m.op(op);
     let dim = o.attrs.int("dimension").unwrap_or(0).max(0) as usize;
-    let n = o.operands.first().and_then(|&v| m.tensor_type(v)).and_then(|t| t.shape.get(dim).copied()).unwrap_or(2);
+    let n = o
+        .operands
+        .first()
+        .and_then(|&v| m.tensor_type(v))
+        .and_then(|t| t.shape.get(dim).copied())
+        .unwrap_or(2);
     (n.max(2) as f64).log2()
 }
 

@@ -98,7 +98,10 @@ impl CoreModel {
 
     /// Inferentia2 uses the same NeuronCore-v2 (facts §1.1).
     pub fn inf2() -> Self {
-        CoreModel { name: "inf2", ..Self::trn1() }
+        CoreModel {
+            name: "inf2",
+            ..Self::trn1()
+        }
     }
 
     /// NeuronCore-v3 (Trn2): lower clocks, 224 KiB SBUF partitions, 2.9 TB/s per 8 cores,
@@ -198,7 +201,10 @@ impl CoreModel {
     /// Efficiency falls linearly below 4 KiB per partition down to 50% [U] (facts §1.3).
     pub fn dma_s(&self, bytes_per_partition: u64, partitions: u32) -> f64 {
         let bytes = (bytes_per_partition * partitions as u64) as f64;
-        let eff = f64::min(1.0, 0.5 + bytes_per_partition as f64 / (2.0 * self.dma_full_eff_bytes));
+        let eff = f64::min(
+            1.0,
+            0.5 + bytes_per_partition as f64 / (2.0 * self.dma_full_eff_bytes),
+        );
         self.dma_fixed_s + bytes / (self.dma_queue_bw * eff)
     }
 

@@ -70,7 +70,10 @@ pub fn report(l: &Lowered, s: &Schedule, model: &CoreModel) -> Report {
     for e in Engine::COMPUTE {
         engine_busy_s.insert(e.name(), busy[e.index()]);
     }
-    engine_busy_s.insert("DMA".into(), busy[4..].iter().sum::<f64>() / (NUM_STREAMS - 4) as f64);
+    engine_busy_s.insert(
+        "DMA".into(),
+        busy[4..].iter().sum::<f64>() / (NUM_STREAMS - 4) as f64,
+    );
     let w = &l.work;
     let pooled = (w.fixed[1] + w.fixed[2] + w.fixed[3] + w.flexible) / 3.0;
     let terms = [
@@ -81,7 +84,10 @@ pub fn report(l: &Lowered, s: &Schedule, model: &CoreModel) -> Report {
         ("DVE+ACT+POOL", pooled),
         ("HBM", w.compulsory_hbm_bytes as f64 / model.hbm_core_bw),
     ];
-    let (bound, roofline) = terms.iter().fold(("none", 0.0), |acc, &(n, t)| if t > acc.1 { (n, t) } else { acc });
+    let (bound, roofline) = terms.iter().fold(
+        ("none", 0.0),
+        |acc, &(n, t)| if t > acc.1 { (n, t) } else { acc },
+    );
     Report {
         target: model.name.to_string(),
         kernels: l.kernels,
@@ -140,7 +146,11 @@ pub fn program_nir(l: &Lowered, s: &Schedule, target: &str) -> String {
             Mem::Sbuf => "sbuf".to_string(),
             Mem::Psum(k) => format!("psum{k}"),
         };
-        let _ = writeln!(out, "  b{i} {mem} off=0x{:x} bytes={} {}", b.offset, b.bytes, b.name);
+        let _ = writeln!(
+            out,
+            "  b{i} {mem} off=0x{:x} bytes={} {}",
+            b.offset, b.bytes, b.name
+        );
     }
     for (e, stream) in s.streams.iter().enumerate() {
         if stream.is_empty() {
@@ -149,9 +159,21 @@ pub fn program_nir(l: &Lowered, s: &Schedule, target: &str) -> String {
         let _ = writeln!(out, "engine {}:", Engine::from_index(e).name());
         for &id in stream {
             let ins = &p.instrs[id as usize];
-            let kernel = if ins.kernel == u32::MAX { "k-".to_string() } else { format!("k{}", ins.kernel) };
-            let waits: Vec<String> = s.waits[id as usize].iter().map(|(e, n)| format!("{}>={n}", e.name())).collect();
-            let list = |v: &[u32]| v.iter().map(|b| format!("b{b}")).collect::<Vec<_>>().join(",");
+            let kernel = if ins.kernel == u32::MAX {
+                "k-".to_string()
+            } else {
+                format!("k{}", ins.kernel)
+            };
+            let waits: Vec<String> = s.waits[id as usize]
+                .iter()
+                .map(|(e, n)| format!("{}>={n}", e.name()))
+                .collect();
+            let list = |v: &[u32]| {
+                v.iter()
+                    .map(|b| format!("b{b}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
             let _ = writeln!(
                 out,
                 "  i{id} {kernel} {} [{}x{}] x{} {}B t={:.3} d={:.3} wait=[{}] r=[{}] w=[{}]",

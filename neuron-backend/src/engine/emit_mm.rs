@@ -48,7 +48,8 @@ pub(crate) fn matmul_record(
     let mt_count = a.ms.div_ceil(128).max(1);
     let kt = a.d.k.div_ceil(128).max(1);
     let kp = a.d.k.clamp(1, 128) as u32;
-    let (mut ls_n, mut ls_t, mut mm_n, mut mm_t, mut ev_n, mut max_tiles) = (0u64, 0.0, 0u64, 0.0, 0u64, 0u64);
+    let (mut ls_n, mut ls_t, mut mm_n, mut mm_t, mut ev_n, mut max_tiles) =
+        (0u64, 0.0, 0u64, 0.0, 0u64, 0u64);
     let mut widths: Vec<(u32, u32)> = Vec::new(); // (partitions, columns) of evicted tiles
     let (mut mw0, mut w0) = (0u32, 0u32);
     for idx in chunk0..chunk0 + count as u64 {
@@ -56,7 +57,9 @@ pub(crate) fn matmul_record(
         let mt = (idx / ng) % mt_count;
         let mw = (a.ms - mt * 128).min(128) as u32;
         let cols = (a.nm - g * a.group).min(a.group);
-        let tiles: Vec<u32> = (0..cols.div_ceil(512)).map(|t| (cols - t * 512).min(512) as u32).collect();
+        let tiles: Vec<u32> = (0..cols.div_ceil(512))
+            .map(|t| (cols - t * 512).min(512) as u32)
+            .collect();
         if idx == chunk0 {
             (mw0, w0) = (mw, tiles[0]);
         }
@@ -72,7 +75,15 @@ pub(crate) fn matmul_record(
     let macs = (a.d.b * a.d.m * a.d.n * a.d.k) as f64 * count as f64 / total_chunks;
     let ideal = model.matmul_ideal_s(macs, a.fp32);
     let eb = if a.fp32 { 4 } else { 2 };
-    let mut ls = instr(Engine::Tensor, Opcode::LoadStationary, k, kp, mw0, ls_n as u32, eb);
+    let mut ls = instr(
+        Engine::Tensor,
+        Opcode::LoadStationary,
+        k,
+        kp,
+        mw0,
+        ls_n as u32,
+        eb,
+    );
     ls.deps = stationary_deps;
     ls.duration_s = ls_t;
     let ls_id = lw.push(ls);
@@ -83,7 +94,15 @@ pub(crate) fn matmul_record(
         0,
         banks.len() as u64 * model.psum_bank_bytes,
     );
-    let mut mm = instr(Engine::Tensor, Opcode::MultiplyMoving, k, kp, w0, mm_n as u32, eb);
+    let mut mm = instr(
+        Engine::Tensor,
+        Opcode::MultiplyMoving,
+        k,
+        kp,
+        w0,
+        mm_n as u32,
+        eb,
+    );
     mm.deps = moving_deps;
     mm.deps.push(ls_id);
     mm.deps.extend(war);
@@ -93,14 +112,34 @@ pub(crate) fn matmul_record(
     let mm_id = lw.push(mm);
     lw.work.fixed[0] += ideal;
     // Evict PSUM → SBUF on ScalarE with the fused epilogue (or a plain copy on VectorE).
-    let engines: &[Engine] = if func == "copy" { &[Engine::Scalar, Engine::Vector] } else { &[Engine::Scalar] };
-    let cost = |e: Engine| widths.iter().map(|&(_, w)| model.ew_s(e, w, 1)).sum::<f64>();
+    let engines: &[Engine] = if func == "copy" {
+        &[Engine::Scalar, Engine::Vector]
+    } else {
+        &[Engine::Scalar]
+    };
+    let cost = |e: Engine| {
+        widths
+            .iter()
+            .map(|&(_, w)| model.ew_s(e, w, 1))
+            .sum::<f64>()
+    };
     let e = lw.pick(engines, cost);
-    let ideal_of = |e: Engine| widths.iter().map(|&(_, w)| model.ew_ideal_s(e, w, 1)).sum::<f64>();
+    let ideal_of = |e: Engine| {
+        widths
+            .iter()
+            .map(|&(_, w)| model.ew_ideal_s(e, w, 1))
+            .sum::<f64>()
+    };
     lw.account(engines, ideal_of);
     let op = match e {
-        Engine::Scalar => Opcode::Activation { func: func.to_string(), evict: true },
-        _ => Opcode::Elementwise { op: "evict".into(), inputs: 1 },
+        Engine::Scalar => Opcode::Activation {
+            func: func.to_string(),
+            evict: true,
+        },
+        _ => Opcode::Elementwise {
+            op: "evict".into(),
+            inputs: 1,
+        },
     };
     let mut ev = instr(e, op, k, mw0, w0, ev_n as u32, 4);
     ev.deps = vec![mm_id];
@@ -121,7 +160,8 @@ pub(crate) fn matmul_record(
 /// Free elements per partition of value `v` in one tile of `t`.
 fn tile_free(lw: &Lowerer, t: &Tiling, v: Option<ValueId>) -> u32 {
     let e = v.map_or(1, |v| elems_bytes(lw.m, v).0);
-    e.div_ceil(t.tiles() * t.parts as u64).clamp(1, u32::MAX as u64) as u32
+    e.div_ceil(t.tiles() * t.parts as u64)
+        .clamp(1, u32::MAX as u64) as u32
 }
 
 /// Emits one record of a single-engine tile operation for op `op`.
@@ -147,38 +187,89 @@ pub(crate) fn compute_record(
     });
     let n = count as f64;
     let (engine, opcode, free, dur, ideal) = match *work {
-        OpWork::Elementwise { name, inputs, engines } => {
+        OpWork::Elementwise {
+            name,
+            inputs,
+            engines,
+        } => {
             let e = lw.pick(engines, |e| n * model.ew_s(e, f_out, inputs));
             lw.account(engines, |e| n * model.ew_ideal_s(e, f_out, inputs));
             let opcode = match e {
-                Engine::Scalar => Opcode::Activation { func: name.to_string(), evict: false },
-                _ => Opcode::Elementwise { op: name.to_string(), inputs },
+                Engine::Scalar => Opcode::Activation {
+                    func: name.to_string(),
+                    evict: false,
+                },
+                _ => Opcode::Elementwise {
+                    op: name.to_string(),
+                    inputs,
+                },
             };
-            (e, opcode, f_out, n * model.ew_s(e, f_out, inputs), n * model.ew_ideal_s(e, f_out, inputs))
+            (
+                e,
+                opcode,
+                f_out,
+                n * model.ew_s(e, f_out, inputs),
+                n * model.ew_ideal_s(e, f_out, inputs),
+            )
         }
         OpWork::ReduceFree { name, inputs } => {
             let e = Engine::Vector;
             lw.account(&[e], |e| n * model.ew_ideal_s(e, f_in, inputs));
-            let op = Opcode::ReduceFree { op: name.to_string() };
-            (e, op, f_in, n * model.ew_s(e, f_in, inputs), n * model.ew_ideal_s(e, f_in, inputs))
+            let op = Opcode::ReduceFree {
+                op: name.to_string(),
+            };
+            (
+                e,
+                op,
+                f_in,
+                n * model.ew_s(e, f_in, inputs),
+                n * model.ew_ideal_s(e, f_in, inputs),
+            )
         }
         OpWork::ReducePartition { name } => {
             let e = Engine::GpSimd;
             lw.account(&[e], |e| n * model.ew_ideal_s(e, f_in, 1));
-            let op = Opcode::ReducePartition { op: name.to_string() };
-            (e, op, f_in, n * model.ew_s(e, f_in, 1), n * model.ew_ideal_s(e, f_in, 1))
+            let op = Opcode::ReducePartition {
+                op: name.to_string(),
+            };
+            (
+                e,
+                op,
+                f_in,
+                n * model.ew_s(e, f_in, 1),
+                n * model.ew_ideal_s(e, f_in, 1),
+            )
         }
-        OpWork::Pool { name, cycles_per_elem } => {
+        OpWork::Pool {
+            name,
+            cycles_per_elem,
+        } => {
             let e = Engine::GpSimd;
             let work = f_out.max(f_in) as f64 * cycles_per_elem;
-            let per = (work.max(model.min_ii_cycles) + model.access_overhead_cycles) / model.gpsimd_hz;
+            let per =
+                (work.max(model.min_ii_cycles) + model.access_overhead_cycles) / model.gpsimd_hz;
             let ideal = n * work / model.gpsimd_hz;
             lw.account(&[e], |_| ideal);
-            (e, Opcode::Pool { op: name.to_string() }, f_out, n * per, ideal)
+            (
+                e,
+                Opcode::Pool {
+                    op: name.to_string(),
+                },
+                f_out,
+                n * per,
+                ideal,
+            )
         }
-        OpWork::Relabel | OpWork::HbmConstant | OpWork::Matmul => {
-            (Engine::Vector, Opcode::Elementwise { op: "copy".into(), inputs: 1 }, f_out, 0.0, 0.0)
-        }
+        OpWork::Relabel | OpWork::HbmConstant | OpWork::Matmul => (
+            Engine::Vector,
+            Opcode::Elementwise {
+                op: "copy".into(),
+                inputs: 1,
+            },
+            f_out,
+            0.0,
+            0.0,
+        ),
     };
     let mut ins = instr(engine, opcode, k, t.parts, free, count, eb);
     ins.deps = deps;
@@ -191,7 +282,13 @@ pub(crate) fn compute_record(
 /// Changes the partition dimension of `bytes` of value `v`: TensorE transpose
 /// (`matmul(x, identity)`, facts §1.4) plus PSUM eviction for floats, DMA otherwise.
 /// Returns the instruction after which the relaid data is available.
-pub(crate) fn relayout(lw: &mut Lowerer, k: u32, v: ValueId, bytes: u64, deps: Vec<InstrId>) -> InstrId {
+pub(crate) fn relayout(
+    lw: &mut Lowerer,
+    k: u32,
+    v: ValueId,
+    bytes: u64,
+    deps: Vec<InstrId>,
+) -> InstrId {
     let model = lw.opts.model.clone();
     let ty = lw.m.tensor_type(v).map(|t| t.elem);
     let eb = ty.map_or(4, |e| e.byte_width().max(1) as u64);
@@ -200,9 +297,22 @@ pub(crate) fn relayout(lw: &mut Lowerer, k: u32, v: ValueId, bytes: u64, deps: V
     }
     let fp32 = eb == 4 && lw.opts.auto_cast != AutoCast::All;
     let blocks = bytes.div_ceil(128 * 128 * eb).max(1);
-    let mut tr = instr(Engine::Tensor, Opcode::Transpose, k, 128, 128, blocks as u32, eb as u8);
+    let mut tr = instr(
+        Engine::Tensor,
+        Opcode::Transpose,
+        k,
+        128,
+        128,
+        blocks as u32,
+        eb as u8,
+    );
     let (banks, war) = lw.psum.take(1);
-    let psum = lw.prog.buffer(format!("psum.b{}", banks[0]), Mem::Psum(banks[0]), 0, model.psum_bank_bytes);
+    let psum = lw.prog.buffer(
+        format!("psum.b{}", banks[0]),
+        Mem::Psum(banks[0]),
+        0,
+        model.psum_bank_bytes,
+    );
     tr.deps = deps;
     tr.deps.extend(war);
     tr.duration_s = blocks as f64 * (model.ls_s(128, fp32) + model.mm_s(128, fp32));
@@ -212,8 +322,14 @@ pub(crate) fn relayout(lw: &mut Lowerer, k: u32, v: ValueId, bytes: u64, deps: V
     let cost = |e: Engine| blocks as f64 * model.ew_s(e, 128, 1);
     let e = lw.pick(&engines, cost);
     let op = match e {
-        Engine::Scalar => Opcode::Activation { func: "copy".into(), evict: true },
-        _ => Opcode::Elementwise { op: "evict".into(), inputs: 1 },
+        Engine::Scalar => Opcode::Activation {
+            func: "copy".into(),
+            evict: true,
+        },
+        _ => Opcode::Elementwise {
+            op: "evict".into(),
+            inputs: 1,
+        },
     };
     let mut ev = instr(e, op, k, 128, 128, blocks as u32, eb as u8);
     ev.deps = vec![tr_id];

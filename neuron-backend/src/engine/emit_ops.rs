@@ -11,7 +11,9 @@
 use crate::engine::classify::{OpWork, ANY_EW};
 use crate::engine::isa::{BufId, Engine, Instr, InstrId, Mem, Opcode};
 use crate::engine::lower::{share, Avail, EngineError, Lowerer};
-use crate::engine::tiling::{elems_bytes, matmul_dims, partition_extent, resident_bytes_pp, root, split, MatmulDims, Tiling};
+use crate::engine::tiling::{
+    elems_bytes, matmul_dims, partition_extent, resident_bytes_pp, root, split, MatmulDims, Tiling,
+};
 use neuronc_ir::{OpId, OpKind, ValueId};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -23,9 +25,14 @@ const CHUNK_BANKS: u64 = 4;
 #[derive(Clone, Debug)]
 enum Src {
     /// Resident (or loaded whole): these instructions produce it, in pieces.
-    Pieces(Vec<InstrId>, BufId),
+    Pieces(Vec<InstrId>),
     /// Loaded per record from HBM into a slot.
-    Stream { hbm: BufId, after: Vec<InstrId>, slot: BufId, bytes: u64 },
+    Stream {
+        hbm: BufId,
+        after: Vec<InstrId>,
+        slot: BufId,
+        bytes: u64,
+    },
 }
 
 /// The matmul of a kernel: dimensions and the stationary choice.
@@ -81,10 +88,17 @@ pub(crate) fn lower_compute(
     let m = lw.m;
     let mut works = works.to_vec();
     // A kernel of relabels whose result is needed materializes it with a copy.
-    if works.iter().all(|w| matches!(w, OpWork::Relabel | OpWork::HbmConstant)) {
+    if works
+        .iter()
+        .all(|w| matches!(w, OpWork::Relabel | OpWork::HbmConstant))
+    {
         for (i, &o) in ops.iter().enumerate() {
             if m.op(o).results.iter().any(|r| needed.contains(r)) && works[i] == OpWork::Relabel {
-                works[i] = OpWork::Elementwise { name: "copy", inputs: 1, engines: ANY_EW };
+                works[i] = OpWork::Elementwise {
+                    name: "copy",
+                    inputs: 1,
+                    engines: ANY_EW,
+                };
             }
         }
     }
@@ -116,7 +130,18 @@ pub(crate) fn lower_compute(
         kx.prod.clear();
         load_inputs(lw, &mut kx, c, count);
         for (i, &op) in ops.iter().enumerate() {
-            emit_op(lw, &mut kx, c, count, chunk0, i, op, &works[i], mm.as_ref(), &relayouts);
+            emit_op(
+                lw,
+                &mut kx,
+                c,
+                count,
+                chunk0,
+                i,
+                op,
+                &works[i],
+                mm.as_ref(),
+                &relayouts,
+            );
         }
         for &r in needed {
             let p = kx.prod.get(&r).cloned().unwrap_or_default();
@@ -129,8 +154,20 @@ pub(crate) fn lower_compute(
                     Some((b, _)) => *b,
                     None => lw.hbm_buffer(r),
                 };
-                let src = kx.resident_out.get(&r).map(|x| x.0).or_else(|| kx.slots.get(&r).copied());
-                let id = lw.dma(Opcode::Store, kx.k, share(bytes, count, tiles), kx.tiling.parts, p, src.into_iter().collect(), vec![hbm]);
+                let src = kx
+                    .resident_out
+                    .get(&r)
+                    .map(|x| x.0)
+                    .or_else(|| kx.slots.get(&r).copied());
+                let id = lw.dma(
+                    Opcode::Store,
+                    kx.k,
+                    share(bytes, count, tiles),
+                    kx.tiling.parts,
+                    p,
+                    src.into_iter().collect(),
+                    vec![hbm],
+                );
                 kx.all.push(id);
                 stores.entry(r).or_insert((hbm, Vec::new())).1.push(id);
             }
@@ -159,12 +196,24 @@ fn finish_kernel(
             Some((b, ids)) => (Some(*b), ids.clone()),
             None => (None, Vec::new()),
         };
-        let sbuf = kx.resident_out.get(&r).map(|(b, off, bytes, _)| (*b, *off, *bytes));
+        let sbuf = kx
+            .resident_out
+            .get(&r)
+            .map(|(b, off, bytes, _)| (*b, *off, *bytes));
         let pieces = writers.get(&r).cloned().unwrap_or_default();
         if sbuf.is_some() {
             lw.resident.insert(r);
         }
-        lw.avail.insert(r, Avail { sbuf, hbm, pieces, hbm_pieces, readers: Vec::new() });
+        lw.avail.insert(
+            r,
+            Avail {
+                sbuf,
+                hbm,
+                pieces,
+                hbm_pieces,
+                readers: Vec::new(),
+            },
+        );
     }
     lw.local_frees.push_back((kx.local, kx.all));
 }
@@ -176,31 +225,57 @@ fn matmul_of(lw: &Lowerer, ops: &[OpId], works: &[OpWork]) -> Option<Mm> {
     let m = lw.m;
     let d = matmul_dims(m, op)?;
     let model = &lw.opts.model;
-    let wide = m.op(op).operands.iter().any(|&v| m.tensor_type(v).is_some_and(|t| t.elem.bits() >= 32));
+    let wide = m
+        .op(op)
+        .operands
+        .iter()
+        .any(|&v| m.tensor_type(v).is_some_and(|t| t.elem.bits() >= 32));
     let fp32 = lw.opts.auto_cast == crate::engine::lower::AutoCast::None && wide;
     let kt = d.k.div_ceil(128) as f64;
     let cost = |ms: u64, nm: u64| {
         let mt = ms.div_ceil(128) as f64;
         let mm: f64 = n_tiles(nm).iter().map(|&w| model.mm_s(w, fp32)).sum();
-        d.b as f64 * kt * mt * (mm + model.ls_s(128.min(ms) as u32, fp32) * nm.div_ceil(512 * CHUNK_BANKS) as f64)
+        d.b as f64
+            * kt
+            * mt
+            * (mm + model.ls_s(128.min(ms) as u32, fp32) * nm.div_ceil(512 * CHUNK_BANKS) as f64)
     };
     // facts §1.4: the operand with the larger free axis goes stationary; comparing the
     // two costs is the same rule, exact at tile boundaries.
     let lhs_stationary = cost(d.m, d.n) <= cost(d.n, d.m);
-    let (ms, nm) = if lhs_stationary { (d.m, d.n) } else { (d.n, d.m) };
+    let (ms, nm) = if lhs_stationary {
+        (d.m, d.n)
+    } else {
+        (d.n, d.m)
+    };
     let fused = fusable_epilogue(lw, ops, works, i);
-    Some(Mm { op, d, lhs_stationary, fp32, ms, nm, fused })
+    Some(Mm {
+        op,
+        d,
+        lhs_stationary,
+        fp32,
+        ms,
+        nm,
+        fused,
+    })
 }
 
 /// Widths of the ≤512-column moving tiles covering `n` columns.
 fn n_tiles(n: u64) -> Vec<u32> {
     let n = n.max(1);
-    (0..n.div_ceil(512)).map(|t| (n - t * 512).min(512) as u32).collect()
+    (0..n.div_ceil(512))
+        .map(|t| (n - t * 512).min(512) as u32)
+        .collect()
 }
 
 /// The first single-input elementwise op fed by the matmul that ScalarE can apply while
 /// evicting PSUM (`func(x*scale+bias)`, facts §1.5).
-fn fusable_epilogue(lw: &Lowerer, ops: &[OpId], works: &[OpWork], mi: usize) -> Option<(usize, &'static str)> {
+fn fusable_epilogue(
+    lw: &Lowerer,
+    ops: &[OpId],
+    works: &[OpWork],
+    mi: usize,
+) -> Option<(usize, &'static str)> {
     let m = lw.m;
     let mut chain: FxHashSet<ValueId> = m.op(ops[mi]).results.iter().copied().collect();
     for (j, &op) in ops.iter().enumerate().skip(mi + 1) {
@@ -211,7 +286,11 @@ fn fusable_epilogue(lw: &Lowerer, ops: &[OpId], works: &[OpWork], mi: usize) -> 
         }
         match &works[j] {
             OpWork::Relabel => chain.extend(o.results.iter().copied()),
-            OpWork::Elementwise { name, inputs: 1, engines } if engines.contains(&Engine::Scalar) => {
+            OpWork::Elementwise {
+                name,
+                inputs: 1,
+                engines,
+            } if engines.contains(&Engine::Scalar) => {
                 return Some((j, name));
             }
             _ => return None,
@@ -246,8 +325,8 @@ fn kernel_tiling(lw: &Lowerer, ops: &[OpId], works: &[OpWork], mm: Option<&Mm>) 
         let o = m.op(op);
         for &v in o.operands.iter().chain(&o.results) {
             let (e, b) = elems_bytes(m, v);
-            if e > 0 {
-                eb = eb.max(b / e);
+            if let Some(x) = b.checked_div(e) {
+                eb = eb.max(x);
             }
             if anchor.is_none_or(|(ae, av)| e > ae || (e == ae && v < av)) {
                 anchor = Some((e, v));
@@ -261,21 +340,36 @@ fn kernel_tiling(lw: &Lowerer, ops: &[OpId], works: &[OpWork], mm: Option<&Mm>) 
                     reduce_anchor = Some((e, x));
                 }
             }
-            let shape = o.operands.first().and_then(|&v| m.tensor_type(v)).map(|t| t.shape.to_vec()).unwrap_or_default();
+            let shape = o
+                .operands
+                .first()
+                .and_then(|&v| m.tensor_type(v))
+                .map(|t| t.shape.to_vec())
+                .unwrap_or_default();
             let dims = o.attrs.i64_array("dimensions").unwrap_or_default();
-            let r: u64 = dims.iter().filter_map(|&d| shape.get(d as usize)).map(|&x| x.max(1) as u64).product();
+            let r: u64 = dims
+                .iter()
+                .filter_map(|&d| shape.get(d as usize))
+                .map(|&x| x.max(1) as u64)
+                .product();
             row = row.max(r);
         }
     }
     let (elems, v) = reduce_anchor.or(anchor).unwrap_or((1, ValueId(0)));
-    let p = if elems > 1 { partition_extent(m, &lw.plan.layout, v) } else { 1 };
+    let p = if elems > 1 {
+        partition_extent(m, &lw.plan.layout, v)
+    } else {
+        1
+    };
     Tiling::new(elems.max(1), p, row, eb, max)
 }
 
 /// Per-tile bytes per partition of value `v` under `t` (its own layout, split over the
 /// kernel's tiles).
 fn tile_bytes_pp(lw: &Lowerer, t: &Tiling, v: ValueId) -> u64 {
-    resident_bytes_pp(lw.m, &lw.plan.layout, v).div_ceil(t.tiles()).max(1)
+    resident_bytes_pp(lw.m, &lw.plan.layout, v)
+        .div_ceil(t.tiles())
+        .max(1)
 }
 
 /// Allocates the kernel's local buffers and resident outputs; resolves input sources.
@@ -292,7 +386,11 @@ fn plan_memory(
     first_op: &str,
 ) -> Result<(), EngineError> {
     let m = lw.m;
-    let mut roots: Vec<(ValueId, ValueId)> = lw.kernels[k].inputs.iter().map(|&v| (v, root(m, v))).collect();
+    let mut roots: Vec<(ValueId, ValueId)> = lw.kernels[k]
+        .inputs
+        .iter()
+        .map(|&v| (v, root(m, v)))
+        .collect();
     roots.sort_unstable_by_key(|&(v, r)| (r, v));
     let keep: FxHashSet<ValueId> = roots.iter().map(|&(_, r)| r).collect();
     // Streams: HBM inputs (streamed kernels) and every computed value.
@@ -315,16 +413,28 @@ fn plan_memory(
         }
     }
     for (i, &op) in ops.iter().enumerate() {
-        if !matches!(works[i], OpWork::Relabel | OpWork::HbmConstant | OpWork::Matmul) {
+        if !matches!(
+            works[i],
+            OpWork::Relabel | OpWork::HbmConstant | OpWork::Matmul
+        ) {
             streams.extend(m.op(op).results.iter().copied());
         }
     }
-    if let Some(o) = ops.iter().find(|&&o| works[ops.iter().position(|&x| x == o).unwrap_or(0)] == OpWork::Matmul) {
+    if let Some(o) = ops
+        .iter()
+        .find(|&&o| works[ops.iter().position(|&x| x == o).unwrap_or(0)] == OpWork::Matmul)
+    {
         streams.extend(m.op(*o).results.iter().copied());
     }
     for &op in ops {
         let o = m.op(op);
-        let gather = matches!(o.kind, OpKind::Gather | OpKind::TorchIndexSelect | OpKind::DynamicGather | OpKind::DynamicSlice);
+        let gather = matches!(
+            o.kind,
+            OpKind::Gather
+                | OpKind::TorchIndexSelect
+                | OpKind::DynamicGather
+                | OpKind::DynamicSlice
+        );
         if let (true, Some(&t), Some(&res)) = (gather, o.operands.first(), o.results.first()) {
             let r = root(m, t);
             let moved = elems_bytes(m, r).1.min(elems_bytes(m, res).1);
@@ -333,8 +443,14 @@ fn plan_memory(
     }
     // Double buffering: two slots per stream (one when the kernel has a single record).
     let nslots = kx.tiling.records().min(2) as u64;
-    let mut slot_bytes: Vec<u64> = streams.iter().map(|&v| nslots * tile_bytes_pp(lw, &kx.tiling, v)).collect();
-    let mut whole_bytes: Vec<u64> = whole_loads.iter().map(|&v| resident_bytes_pp(m, &lw.plan.layout, v)).collect();
+    let mut slot_bytes: Vec<u64> = streams
+        .iter()
+        .map(|&v| nslots * tile_bytes_pp(lw, &kx.tiling, v))
+        .collect();
+    let mut whole_bytes: Vec<u64> = whole_loads
+        .iter()
+        .map(|&v| resident_bytes_pp(m, &lw.plan.layout, v))
+        .collect();
     let mut local: u64 = slot_bytes.iter().sum::<u64>() + whole_bytes.iter().sum::<u64>();
     let sizes: Vec<u64> = slot_bytes.iter().chain(&whole_bytes).copied().collect();
     let mut grants = alloc_all(lw, &sizes, pos, &keep);
@@ -350,27 +466,43 @@ fn plan_memory(
     }
     if grants.is_none() && nslots > 1 {
         // Give up double buffering before giving up.
-        slot_bytes = streams.iter().map(|&v| tile_bytes_pp(lw, &kx.tiling, v)).collect();
+        slot_bytes = streams
+            .iter()
+            .map(|&v| tile_bytes_pp(lw, &kx.tiling, v))
+            .collect();
         local = slot_bytes.iter().sum::<u64>();
         grants = alloc_all(lw, &slot_bytes, pos, &keep);
     }
     let Some(grants) = grants else {
         let capacity = lw.sbuf.capacity();
         let available = capacity - lw.resident_pinned(&keep);
-        return Err(EngineError::SbufOverflow { kernel: k, op: first_op.to_string(), needed: local, available, capacity });
+        return Err(EngineError::SbufOverflow {
+            kernel: k,
+            op: first_op.to_string(),
+            needed: local,
+            available,
+            capacity,
+        });
     };
     for (off, war, size) in &grants {
         kx.local_war.extend_from_slice(war);
         kx.local.push((*off, *size));
     }
     for (i, &v) in streams.iter().enumerate() {
-        let b = lw.prog.buffer(format!("k{}.{v}", kx.k), Mem::Sbuf, grants[i].0, slot_bytes[i]);
+        let b = lw.prog.buffer(
+            format!("k{}.{v}", kx.k),
+            Mem::Sbuf,
+            grants[i].0,
+            slot_bytes[i],
+        );
         kx.slots.entry(v).or_insert(b);
     }
     let mut whole_bufs = FxHashMap::default();
     for (i, &v) in whole_loads.iter().enumerate() {
         let off = grants[streams.len() + i].0;
-        let b = lw.prog.buffer(format!("k{}.{v}", kx.k), Mem::Sbuf, off, whole_bytes[i]);
+        let b = lw
+            .prog
+            .buffer(format!("k{}.{v}", kx.k), Mem::Sbuf, off, whole_bytes[i]);
         whole_bufs.insert(v, b);
     }
     keep_loaded_inputs(lw, kx, pos, &keep, &mut streams_done(&kx.slots));
@@ -393,7 +525,12 @@ fn plan_memory(
 
 /// Allocates every size (each its own range, so fragmentation matters less); on failure
 /// frees what it got and returns `None`.
-fn alloc_all(lw: &mut Lowerer, sizes: &[u64], pos: usize, keep: &FxHashSet<ValueId>) -> Option<Vec<(u64, Vec<InstrId>, u64)>> {
+fn alloc_all(
+    lw: &mut Lowerer,
+    sizes: &[u64],
+    pos: usize,
+    keep: &FxHashSet<ValueId>,
+) -> Option<Vec<(u64, Vec<InstrId>, u64)>> {
     let mut got: Vec<(u64, Vec<InstrId>, u64)> = Vec::with_capacity(sizes.len());
     for &size in sizes {
         match lw.alloc_spilling(size, pos, keep) {
@@ -415,7 +552,13 @@ fn streams_done(slots: &FxHashMap<ValueId, BufId>) -> FxHashSet<ValueId> {
 
 /// HBM inputs that later kernels read again are loaded once into a resident SBUF copy
 /// (when it fits in a quarter of a partition), so the later kernels need no DMA.
-fn keep_loaded_inputs(lw: &mut Lowerer, kx: &mut Kx, pos: usize, keep: &FxHashSet<ValueId>, streamed: &mut FxHashSet<ValueId>) {
+fn keep_loaded_inputs(
+    lw: &mut Lowerer,
+    kx: &mut Kx,
+    pos: usize,
+    keep: &FxHashSet<ValueId>,
+    streamed: &mut FxHashSet<ValueId>,
+) {
     let m = lw.m;
     let mut cands: Vec<ValueId> = keep
         .iter()
@@ -429,11 +572,22 @@ fn keep_loaded_inputs(lw: &mut Lowerer, kx: &mut Kx, pos: usize, keep: &FxHashSe
         if bytes_pp > lw.sbuf.capacity() / 4 {
             continue;
         }
-        let Some((off, war)) = lw.alloc_spilling(bytes_pp, pos, keep) else { continue };
+        let Some((off, war)) = lw.alloc_spilling(bytes_pp, pos, keep) else {
+            continue;
+        };
         let buf = lw.prog.buffer(format!("{r}"), Mem::Sbuf, off, bytes_pp);
         if !lw.avail.contains_key(&r) {
             let hbm = lw.hbm_buffer(r);
-            lw.avail.insert(r, Avail { sbuf: None, hbm: Some(hbm), pieces: vec![], hbm_pieces: vec![], readers: vec![] });
+            lw.avail.insert(
+                r,
+                Avail {
+                    sbuf: None,
+                    hbm: Some(hbm),
+                    pieces: vec![],
+                    hbm_pieces: vec![],
+                    readers: vec![],
+                },
+            );
         }
         let a = lw.avail[&r].clone();
         let bytes = elems_bytes(m, r).1;
@@ -446,18 +600,40 @@ fn keep_loaded_inputs(lw: &mut Lowerer, kx: &mut Kx, pos: usize, keep: &FxHashSe
             acc += p as u64;
             let mut deps = a.hbm_pieces.clone();
             deps.extend_from_slice(&war);
-            let id = lw.dma(Opcode::Load, kx.k, sh, parts, deps, a.hbm.into_iter().collect(), vec![buf]);
+            let id = lw.dma(
+                Opcode::Load,
+                kx.k,
+                sh,
+                parts,
+                deps,
+                a.hbm.into_iter().collect(),
+                vec![buf],
+            );
             kx.all.push(id);
             ids.push(id);
         }
         streamed.remove(&r);
         lw.resident.insert(r);
-        lw.avail.insert(r, Avail { sbuf: Some((buf, off, bytes_pp)), hbm: a.hbm, pieces: ids, hbm_pieces: a.hbm_pieces, readers: vec![] });
+        lw.avail.insert(
+            r,
+            Avail {
+                sbuf: Some((buf, off, bytes_pp)),
+                hbm: a.hbm,
+                pieces: ids,
+                hbm_pieces: a.hbm_pieces,
+                readers: vec![],
+            },
+        );
     }
 }
 
 /// Sources of the kernel inputs: resident pieces, whole loads (emitted now) or streams.
-fn resolve_inputs(lw: &mut Lowerer, kx: &mut Kx, roots: &[(ValueId, ValueId)], whole: &FxHashMap<ValueId, BufId>) {
+fn resolve_inputs(
+    lw: &mut Lowerer,
+    kx: &mut Kx,
+    roots: &[(ValueId, ValueId)],
+    whole: &FxHashMap<ValueId, BufId>,
+) {
     let m = lw.m;
     let mut done: FxHashMap<ValueId, Src> = FxHashMap::default();
     for &(v, r) in roots {
@@ -467,11 +643,20 @@ fn resolve_inputs(lw: &mut Lowerer, kx: &mut Kx, roots: &[(ValueId, ValueId)], w
         }
         if !lw.avail.contains_key(&r) {
             let hbm = lw.hbm_buffer(r);
-            lw.avail.insert(r, Avail { sbuf: None, hbm: Some(hbm), pieces: vec![], hbm_pieces: vec![], readers: vec![] });
+            lw.avail.insert(
+                r,
+                Avail {
+                    sbuf: None,
+                    hbm: Some(hbm),
+                    pieces: vec![],
+                    hbm_pieces: vec![],
+                    readers: vec![],
+                },
+            );
         }
         let a = lw.avail[&r].clone();
-        let src = if let Some((b, _, _)) = a.sbuf {
-            Src::Pieces(a.pieces.clone(), b)
+        let src = if a.sbuf.is_some() {
+            Src::Pieces(a.pieces.clone())
         } else if let Some(&buf) = whole.get(&r) {
             let hbm = a.hbm.unwrap_or(0);
             let bytes = elems_bytes(m, r).1;
@@ -489,11 +674,20 @@ fn resolve_inputs(lw: &mut Lowerer, kx: &mut Kx, roots: &[(ValueId, ValueId)], w
                 kx.all.push(id);
                 ids.push(id);
             }
-            Src::Pieces(ids, buf)
+            Src::Pieces(ids)
         } else {
             let slot = kx.slots.get(&r).copied().unwrap_or(0);
-            let bytes = kx.gathered.get(&r).copied().unwrap_or_else(|| elems_bytes(m, r).1);
-            Src::Stream { hbm: a.hbm.unwrap_or(0), after: a.hbm_pieces.clone(), slot, bytes }
+            let bytes = kx
+                .gathered
+                .get(&r)
+                .copied()
+                .unwrap_or_else(|| elems_bytes(m, r).1);
+            Src::Stream {
+                hbm: a.hbm.unwrap_or(0),
+                after: a.hbm_pieces.clone(),
+                slot,
+                bytes,
+            }
         };
         done.insert(r, src.clone());
         kx.inputs.push((v, src));
@@ -508,8 +702,8 @@ fn load_inputs(lw: &mut Lowerer, kx: &mut Kx, c: usize, count: u32) {
     for (v, src) in inputs {
         let r = root(lw.m, v);
         let deps = match src {
-            Src::Pieces(p, _) if p.len() <= 1 || recs <= 1 => p,
-            Src::Pieces(p, _) => {
+            Src::Pieces(p) if p.len() <= 1 || recs <= 1 => p,
+            Src::Pieces(p) => {
                 let (e, _) = elems_bytes(lw.m, r);
                 let proportional = e == anchor_elems(lw, kx);
                 if proportional {
@@ -521,14 +715,27 @@ fn load_inputs(lw: &mut Lowerer, kx: &mut Kx, c: usize, count: u32) {
                     p
                 }
             }
-            Src::Stream { hbm, after, slot, bytes } => {
+            Src::Stream {
+                hbm,
+                after,
+                slot,
+                bytes,
+            } => {
                 let id = match loaded.get(&r) {
                     Some(&id) => id,
                     None => {
                         let bytes = share(bytes, count, kx.tiling.tiles());
                         let mut deps = after;
                         deps.extend(slot_war(kx, r, c));
-                        let id = lw.dma(Opcode::Load, kx.k, bytes, kx.tiling.parts, deps, vec![hbm], vec![slot]);
+                        let id = lw.dma(
+                            Opcode::Load,
+                            kx.k,
+                            bytes,
+                            kx.tiling.parts,
+                            deps,
+                            vec![hbm],
+                            vec![slot],
+                        );
                         kx.all.push(id);
                         loaded.insert(r, id);
                         id
@@ -548,7 +755,11 @@ fn anchor_elems(_lw: &Lowerer, kx: &Kx) -> u64 {
 /// WAR dependencies for writing value `v` in record `c`: the readers of record `c - 2`,
 /// plus the kernel's local-buffer WAR for the first two records.
 fn slot_war(kx: &mut Kx, v: ValueId, c: usize) -> Vec<InstrId> {
-    let mut deps = kx.readers.get_mut(&v).map(|r| std::mem::take(&mut r[c % 2])).unwrap_or_default();
+    let mut deps = kx
+        .readers
+        .get_mut(&v)
+        .map(|r| std::mem::take(&mut r[c % 2]))
+        .unwrap_or_default();
     if c < 2 {
         deps.extend_from_slice(&kx.local_war);
     }
@@ -573,7 +784,10 @@ fn relayouts_of(lw: &Lowerer, ops: &[OpId]) -> FxHashMap<(OpId, usize), u64> {
 /// Operand producers of `op` in this record, recording the op's instruction as reader.
 fn operand_deps(lw: &Lowerer, kx: &Kx, op: OpId) -> Vec<InstrId> {
     let o = lw.m.op(op);
-    o.operands.iter().flat_map(|v| kx.prod.get(v).cloned().unwrap_or_default()).collect()
+    o.operands
+        .iter()
+        .flat_map(|v| kx.prod.get(v).cloned().unwrap_or_default())
+        .collect()
 }
 
 fn note_reader(lw: &Lowerer, kx: &mut Kx, op: OpId, c: usize, id: InstrId) {
@@ -608,7 +822,13 @@ fn emit_op(
     for (j, &v) in o.operands.iter().enumerate() {
         if let Some(&bytes) = relayouts.get(&(op, j)) {
             let deps = kx.prod.get(&v).cloned().unwrap_or_default();
-            let id = crate::engine::emit_mm::relayout(lw, kx.k, v, share(bytes, count, kx.tiling.tiles()), deps);
+            let id = crate::engine::emit_mm::relayout(
+                lw,
+                kx.k,
+                v,
+                share(bytes, count, kx.tiling.tiles()),
+                deps,
+            );
             kx.all.extend([id]);
             kx.prod.insert(v, vec![id]);
         }
@@ -634,18 +854,47 @@ fn emit_op(
         OpWork::Matmul => match mm {
             Some(mm) => {
                 let deps_of = |v: ValueId| kx.prod.get(&v).cloned().unwrap_or_default();
-                let (st, mv) = if mm.lhs_stationary { (o.operands[0], o.operands[1]) } else { (o.operands[1], o.operands[0]) };
+                let (st, mv) = if mm.lhs_stationary {
+                    (o.operands[0], o.operands[1])
+                } else {
+                    (o.operands[1], o.operands[0])
+                };
                 let (sd, md) = (deps_of(st), deps_of(mv));
                 let func = mm.fused.map_or("copy", |(_, f)| f);
-                let slot = res.and_then(|r| kx.resident_out.get(&r).map(|x| x.0).or(kx.slots.get(&r).copied()));
-                crate::engine::emit_mm::matmul_record(lw, kx.k, mm_args(mm), chunk0, count, sd, md, out_war, func, slot)
+                let slot = res.and_then(|r| {
+                    kx.resident_out
+                        .get(&r)
+                        .map(|x| x.0)
+                        .or(kx.slots.get(&r).copied())
+                });
+                crate::engine::emit_mm::matmul_record(
+                    lw,
+                    kx.k,
+                    mm_args(mm),
+                    chunk0,
+                    count,
+                    sd,
+                    md,
+                    out_war,
+                    func,
+                    slot,
+                )
             }
             None => vec![],
         },
         _ => {
             let mut deps = operand_deps(lw, kx, op);
             deps.extend(out_war);
-            vec![crate::engine::emit_mm::compute_record(lw, kx.k, &kx.tiling, op, work, count, deps, res.and_then(|r| kx.slots.get(&r).copied()))]
+            vec![crate::engine::emit_mm::compute_record(
+                lw,
+                kx.k,
+                &kx.tiling,
+                op,
+                work,
+                count,
+                deps,
+                res.and_then(|r| kx.slots.get(&r).copied()),
+            )]
         }
     };
     for &id in &ids {
@@ -660,7 +909,13 @@ fn emit_op(
     // Result relayout (e.g. a batch dimension left on partitions by a matmul).
     if let (Some(&bytes), Some(r)) = (relayouts.get(&(op, usize::MAX)), res) {
         let deps = kx.prod.get(&r).cloned().unwrap_or_default();
-        let id = crate::engine::emit_mm::relayout(lw, kx.k, r, share(bytes, count, kx.tiling.tiles()), deps);
+        let id = crate::engine::emit_mm::relayout(
+            lw,
+            kx.k,
+            r,
+            share(bytes, count, kx.tiling.tiles()),
+            deps,
+        );
         kx.all.push(id);
         kx.prod.insert(r, vec![id]);
     }
@@ -668,11 +923,26 @@ fn emit_op(
 
 /// The numbers `emit_mm::matmul_record` needs.
 fn mm_args(mm: &Mm) -> crate::engine::emit_mm::MmArgs {
-    crate::engine::emit_mm::MmArgs { op: mm.op, d: mm.d, fp32: mm.fp32, ms: mm.ms, nm: mm.nm, group: 512 * CHUNK_BANKS }
+    crate::engine::emit_mm::MmArgs {
+        op: mm.op,
+        d: mm.d,
+        fp32: mm.fp32,
+        ms: mm.ms,
+        nm: mm.nm,
+        group: 512 * CHUNK_BANKS,
+    }
 }
 
 /// Free-standing helpers shared with `emit_mm`.
-pub(crate) fn instr(engine: Engine, op: Opcode, kernel: u32, parts: u32, free: u32, count: u32, eb: u8) -> Instr {
+pub(crate) fn instr(
+    engine: Engine,
+    op: Opcode,
+    kernel: u32,
+    parts: u32,
+    free: u32,
+    count: u32,
+    eb: u8,
+) -> Instr {
     Instr {
         id: 0,
         engine,

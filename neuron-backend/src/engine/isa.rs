@@ -26,7 +26,12 @@ pub enum Engine {
 
 impl Engine {
     /// The four compute engines, in display order.
-    pub const COMPUTE: [Engine; 4] = [Engine::Tensor, Engine::Vector, Engine::Scalar, Engine::GpSimd];
+    pub const COMPUTE: [Engine; 4] = [
+        Engine::Tensor,
+        Engine::Vector,
+        Engine::Scalar,
+        Engine::GpSimd,
+    ];
 
     /// Short name used in `program.nir`, the timeline and the report (`PE`, `DVE`, `ACT`,
     /// `POOL`, `DMA3`), the profiler names of `neuron-facts.md` §1.2.
@@ -184,7 +189,12 @@ impl Program {
     /// Adds a buffer and returns its id.
     pub fn buffer(&mut self, name: String, mem: Mem, offset: u64, bytes: u64) -> BufId {
         let id = self.buffers.len() as BufId;
-        self.buffers.push(Buffer { name, mem, offset, bytes });
+        self.buffers.push(Buffer {
+            name,
+            mem,
+            offset,
+            bytes,
+        });
         id
     }
 

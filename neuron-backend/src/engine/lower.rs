@@ -66,7 +66,11 @@ pub struct EngineOptions {
 
 impl Default for EngineOptions {
     fn default() -> Self {
-        EngineOptions { model: CoreModel::trn1(), auto_cast: AutoCast::Matmult, max_records: 16 }
+        EngineOptions {
+            model: CoreModel::trn1(),
+            auto_cast: AutoCast::Matmult,
+            max_records: 16,
+        }
     }
 }
 
@@ -77,7 +81,13 @@ pub enum EngineError {
         "kernel {kernel} ({op}) needs {needed} bytes per SBUF partition for its tiles, but only {available} of \
          {capacity} bytes per partition can be freed"
     )]
-    SbufOverflow { kernel: usize, op: String, needed: u64, available: u64, capacity: u64 },
+    SbufOverflow {
+        kernel: usize,
+        op: String,
+        needed: u64,
+        available: u64,
+        capacity: u64,
+    },
     #[error("the kernel graph has a cycle through kernel {0}")]
     KernelCycle(usize),
 }
@@ -149,14 +159,22 @@ pub(crate) struct Lowerer<'a> {
     /// Kernel-local allocations not yet freed: (offset, bytes, accessors). The last
     /// [`LOCAL_LAG`] kernels keep theirs so that consecutive kernels use different
     /// addresses and can overlap in time.
-    pub local_frees: std::collections::VecDeque<(Vec<(u64, u64)>, Vec<InstrId>)>,
+    pub local_frees: std::collections::VecDeque<LocalAlloc>,
 }
+
+/// A kernel's local SBUF ranges (offset, bytes per partition) and its instructions.
+pub type LocalAlloc = (Vec<(u64, u64)>, Vec<InstrId>);
 
 /// Number of kernels whose local buffers stay allocated after they are lowered.
 const LOCAL_LAG: usize = 2;
 
 /// Lowers `func` under `plan` to an engine program.
-pub fn lower(m: &Module, func: &Func, plan: &NeuronPlan, opts: &EngineOptions) -> Result<Lowered, EngineError> {
+pub fn lower(
+    m: &Module,
+    func: &Func,
+    plan: &NeuronPlan,
+    opts: &EngineOptions,
+) -> Result<Lowered, EngineError> {
     let (kernels, order) = kernels_in_order(m, plan)?;
     let mut lw = Lowerer::new(m, plan, opts);
     lw.kernels = kernels;
@@ -188,7 +206,10 @@ pub fn lower(m: &Module, func: &Func, plan: &NeuronPlan, opts: &EngineOptions) -
 /// program position of the first op). Kernels on or after a cycle of the fusion plan (which
 /// the plan should never contain) are split into one kernel per op, so lowering still
 /// succeeds.
-fn kernels_in_order(m: &Module, plan: &NeuronPlan) -> Result<(Vec<Kernel>, Vec<usize>), EngineError> {
+fn kernels_in_order(
+    m: &Module,
+    plan: &NeuronPlan,
+) -> Result<(Vec<Kernel>, Vec<usize>), EngineError> {
     let mut ks: Vec<Kernel> = plan.fusion.kernels.clone();
     for _ in 0..2 {
         match kernel_order(m, plan, &ks) {
@@ -206,17 +227,29 @@ fn kernels_in_order(m: &Module, plan: &NeuronPlan) -> Result<(Vec<Kernel>, Vec<u
             }
         }
     }
-    kernel_order(m, plan, &ks).map(|o| (ks, o)).map_err(|stuck| EngineError::KernelCycle(stuck[0]))
+    kernel_order(m, plan, &ks)
+        .map(|o| (ks, o))
+        .map_err(|stuck| EngineError::KernelCycle(stuck[0]))
 }
 
 /// A kernel holding just `op`.
 fn singleton(m: &Module, op: OpId) -> Kernel {
     let o = m.op(op);
-    let mut inputs: Vec<ValueId> =
-        o.operands.iter().copied().filter(|&v| m.tensor_type(v).is_none_or(|t| t.rank() > 0)).collect();
+    let mut inputs: Vec<ValueId> = o
+        .operands
+        .iter()
+        .copied()
+        .filter(|&v| m.tensor_type(v).is_none_or(|t| t.rank() > 0))
+        .collect();
     inputs.sort_unstable();
     inputs.dedup();
-    Kernel { ops: vec![op], duplicated: vec![], inputs, outputs: o.results.clone(), hbm_bytes: 0 }
+    Kernel {
+        ops: vec![op],
+        duplicated: vec![],
+        inputs,
+        outputs: o.results.clone(),
+        hbm_bytes: 0,
+    }
 }
 
 /// Kahn's algorithm over `ks`; on a cycle, the kernels that never became ready.
@@ -244,9 +277,18 @@ fn kernel_order(m: &Module, plan: &NeuronPlan, ks: &[Kernel]) -> Result<Vec<usiz
             succ[p].push(k);
         }
     }
-    let key = |k: usize| ks[k].ops.first().and_then(|o| plan.graph.pos.get(o)).copied().unwrap_or(usize::MAX);
-    let mut ready: BinaryHeap<Reverse<(usize, usize)>> =
-        (0..ks.len()).filter(|&k| indeg[k] == 0).map(|k| Reverse((key(k), k))).collect();
+    let key = |k: usize| {
+        ks[k]
+            .ops
+            .first()
+            .and_then(|o| plan.graph.pos.get(o))
+            .copied()
+            .unwrap_or(usize::MAX)
+    };
+    let mut ready: BinaryHeap<Reverse<(usize, usize)>> = (0..ks.len())
+        .filter(|&k| indeg[k] == 0)
+        .map(|k| Reverse((key(k), k)))
+        .collect();
     let mut order = Vec::with_capacity(ks.len());
     while let Some(Reverse((_, k))) = ready.pop() {
         order.push(k);
@@ -284,7 +326,12 @@ impl<'a> Lowerer<'a> {
             work: Work::default(),
             psum_groups: Vec::new(),
             hbm_next: 0,
-            cross: plan.layout.cross_partition_reductions.iter().copied().collect(),
+            cross: plan
+                .layout
+                .cross_partition_reductions
+                .iter()
+                .copied()
+                .collect(),
             local_frees: Default::default(),
         }
     }
@@ -294,7 +341,16 @@ impl<'a> Lowerer<'a> {
         let m = self.m;
         for &a in &m.region(func.body).args {
             let hbm = self.hbm_buffer(a);
-            self.avail.insert(a, Avail { sbuf: None, hbm: Some(hbm), pieces: vec![], hbm_pieces: vec![], readers: vec![] });
+            self.avail.insert(
+                a,
+                Avail {
+                    sbuf: None,
+                    hbm: Some(hbm),
+                    pieces: vec![],
+                    hbm_pieces: vec![],
+                    readers: vec![],
+                },
+            );
         }
         for (pos, &k) in order.iter().enumerate() {
             for &v in &self.kernels[k].inputs {
@@ -314,11 +370,24 @@ impl<'a> Lowerer<'a> {
         }
         // Compulsory traffic: arguments some kernel reads, results some kernel computes.
         let args: FxHashSet<ValueId> = m.region(func.body).args.iter().copied().collect();
-        let mut read: Vec<ValueId> = args.iter().copied().filter(|a| self.uses.contains_key(a)).collect();
+        let mut read: Vec<ValueId> = args
+            .iter()
+            .copied()
+            .filter(|a| self.uses.contains_key(a))
+            .collect();
         read.sort_unstable();
-        let mut written: Vec<ValueId> = self.returned.iter().copied().filter(|r| !args.contains(r)).collect();
+        let mut written: Vec<ValueId> = self
+            .returned
+            .iter()
+            .copied()
+            .filter(|r| !args.contains(r))
+            .collect();
         written.sort_unstable();
-        self.work.compulsory_hbm_bytes = read.iter().chain(&written).map(|&v| elems_bytes(m, v).1).sum();
+        self.work.compulsory_hbm_bytes = read
+            .iter()
+            .chain(&written)
+            .map(|&v| elems_bytes(m, v).1)
+            .sum();
     }
 
     /// An HBM buffer for value `v`.
@@ -331,8 +400,16 @@ impl<'a> Lowerer<'a> {
 
     /// SBUF bytes per partition held by residents in `keep` and by unfreed local buffers.
     pub fn resident_pinned(&self, keep: &FxHashSet<ValueId>) -> u64 {
-        let res: u64 = keep.iter().filter_map(|r| self.avail.get(r)).filter_map(|a| a.sbuf.map(|s| s.2)).sum();
-        res + self.local_frees.iter().flat_map(|l| l.0.iter().map(|r| r.1)).sum::<u64>()
+        let res: u64 = keep
+            .iter()
+            .filter_map(|r| self.avail.get(r))
+            .filter_map(|a| a.sbuf.map(|s| s.2))
+            .sum();
+        res + self
+            .local_frees
+            .iter()
+            .flat_map(|l| l.0.iter().map(|r| r.1))
+            .sum::<u64>()
     }
 
     /// Frees a kernel's local ranges; `acc` are the kernel's instructions.
@@ -347,7 +424,12 @@ impl<'a> Lowerer<'a> {
         let mut dead: Vec<ValueId> = self
             .resident
             .iter()
-            .filter(|r| self.uses.get(r).and_then(|u| u.last()).is_none_or(|&l| l <= pos))
+            .filter(|r| {
+                self.uses
+                    .get(r)
+                    .and_then(|u| u.last())
+                    .is_none_or(|&l| l <= pos)
+            })
             .copied()
             .collect();
         dead.sort_unstable();
@@ -371,12 +453,20 @@ impl<'a> Lowerer<'a> {
 
     /// Next kernel position after `pos` that reads `r` (usize::MAX if none).
     pub fn next_use(&self, r: ValueId, pos: usize) -> usize {
-        self.uses.get(&r).and_then(|u| u.iter().find(|&&p| p > pos).copied()).unwrap_or(usize::MAX)
+        self.uses
+            .get(&r)
+            .and_then(|u| u.iter().find(|&&p| p > pos).copied())
+            .unwrap_or(usize::MAX)
     }
 
     /// Allocates `bytes` per partition, spilling residents not in `keep` (furthest next
     /// use first) until it fits. `None` when even that is not enough.
-    pub fn alloc_spilling(&mut self, bytes: u64, pos: usize, keep: &FxHashSet<ValueId>) -> Option<(u64, Vec<InstrId>)> {
+    pub fn alloc_spilling(
+        &mut self,
+        bytes: u64,
+        pos: usize,
+        keep: &FxHashSet<ValueId>,
+    ) -> Option<(u64, Vec<InstrId>)> {
         loop {
             if let Some(g) = self.sbuf.alloc(bytes) {
                 return Some((g.offset, g.war));
@@ -408,7 +498,15 @@ impl<'a> Lowerer<'a> {
             let mut stores = Vec::new();
             for (i, &p) in pieces.iter().enumerate() {
                 let share = bytes * (i as u64 + 1) / n - bytes * i as u64 / n;
-                let id = self.dma(Opcode::Spill, u32::MAX, share, 128, vec![p], sb.into_iter().collect(), vec![buf]);
+                let id = self.dma(
+                    Opcode::Spill,
+                    u32::MAX,
+                    share,
+                    128,
+                    vec![p],
+                    sb.into_iter().collect(),
+                    vec![buf],
+                );
                 stores.push(id);
             }
             if let Some(a) = self.avail.get_mut(&r) {
@@ -446,7 +544,10 @@ impl<'a> Lowerer<'a> {
         }
         let busy = self.dma_busy;
         let load = |q: usize| (q..q + lanes).map(|i| busy[i]).fold(0.0, f64::max);
-        let q = (0..DMA_QUEUES as usize).step_by(lanes).min_by(|&a, &b| load(a).total_cmp(&load(b))).unwrap_or(0);
+        let q = (0..DMA_QUEUES as usize)
+            .step_by(lanes)
+            .min_by(|&a, &b| load(a).total_cmp(&load(b)))
+            .unwrap_or(0);
         let until = load(q) + dur;
         for b in &mut self.dma_busy[q..q + lanes] {
             *b = until;
@@ -488,7 +589,8 @@ impl<'a> Lowerer<'a> {
     pub fn pick(&self, engines: &[Engine], cost: impl Fn(Engine) -> f64) -> Engine {
         let load = |e: Engine| {
             let i = e.index();
-            let shared = self.opts.model.shared_ports && matches!(e, Engine::Vector | Engine::GpSimd);
+            let shared =
+                self.opts.model.shared_ports && matches!(e, Engine::Vector | Engine::GpSimd);
             if shared {
                 self.busy[1] + self.busy[3]
             } else {
@@ -512,13 +614,21 @@ impl<'a> Lowerer<'a> {
         if let [only] = engines {
             self.work.fixed[only.index().min(3)] += ideal(*only);
         } else {
-            self.work.flexible += engines.iter().map(|&e| ideal(e)).fold(f64::INFINITY, f64::min);
+            self.work.flexible += engines
+                .iter()
+                .map(|&e| ideal(e))
+                .fold(f64::INFINITY, f64::min);
         }
     }
 
     /// The work of `op`, given whether its kernel computes.
     pub fn work_of(&self, op: OpId, computes: bool) -> OpWork {
-        op_work(self.m, op, self.cross.contains(&op) || self.reduces_partitions(op), computes)
+        op_work(
+            self.m,
+            op,
+            self.cross.contains(&op) || self.reduces_partitions(op),
+            computes,
+        )
     }
 
     /// Whether a reduce reduces its operand's partition dimension (checked here too, so
@@ -536,22 +646,41 @@ impl<'a> Lowerer<'a> {
     /// Lowers kernel `k` at position `pos` of the kernel order.
     fn lower_kernel(&mut self, k: usize, pos: usize) -> Result<(), EngineError> {
         let kernel = &self.kernels[k];
-        let mut ops: Vec<OpId> = kernel.ops.iter().chain(&kernel.duplicated).copied().collect();
+        let mut ops: Vec<OpId> = kernel
+            .ops
+            .iter()
+            .chain(&kernel.duplicated)
+            .copied()
+            .collect();
         ops.sort_by_key(|o| self.plan.graph.pos.get(o).copied().unwrap_or(usize::MAX));
         let pre: Vec<OpWork> = ops.iter().map(|&o| self.work_of(o, false)).collect();
-        let computes = pre.iter().filter(|w| !matches!(w, OpWork::Relabel | OpWork::HbmConstant)).count();
+        let computes = pre
+            .iter()
+            .filter(|w| !matches!(w, OpWork::Relabel | OpWork::HbmConstant))
+            .count();
         let works: Vec<OpWork> = ops.iter().map(|&o| self.work_of(o, computes > 1)).collect();
         // Large constants live in HBM.
         for (i, w) in works.iter().enumerate() {
             if *w == OpWork::HbmConstant {
                 for &r in &self.m.op(ops[i]).results {
                     let hbm = self.hbm_buffer(r);
-                    self.avail.insert(r, Avail { sbuf: None, hbm: Some(hbm), pieces: vec![], hbm_pieces: vec![], readers: vec![] });
+                    self.avail.insert(
+                        r,
+                        Avail {
+                            sbuf: None,
+                            hbm: Some(hbm),
+                            pieces: vec![],
+                            hbm_pieces: vec![],
+                            readers: vec![],
+                        },
+                    );
                 }
             }
         }
         let needed = self.needed_roots(k, &ops);
-        let has_work = works.iter().any(|w| !matches!(w, OpWork::Relabel | OpWork::HbmConstant));
+        let has_work = works
+            .iter()
+            .any(|w| !matches!(w, OpWork::Relabel | OpWork::HbmConstant));
         if !has_work && needed.is_empty() {
             return Ok(());
         }

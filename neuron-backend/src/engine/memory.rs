@@ -19,7 +19,6 @@ struct Range {
     end: u64,
 }
 
-
 /// The result of a successful allocation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Grant {
@@ -58,7 +57,10 @@ impl SbufAllocator {
     pub fn new(capacity: u64) -> Self {
         SbufAllocator {
             capacity,
-            free: vec![Range { start: 0, end: capacity }],
+            free: vec![Range {
+                start: 0,
+                end: capacity,
+            }],
             tombstones: BTreeMap::new(),
             cursor: 0,
             used: 0,
@@ -93,10 +95,17 @@ impl SbufAllocator {
             .iter()
             .position(|r| r.end > cur && fits(r, cur))
             .or_else(|| self.free.iter().position(|r| fits(r, 0)))?;
-        let start = if self.free[i].start < cur && fits(&self.free[i], cur) { cur } else { self.free[i].start };
+        let start = if self.free[i].start < cur && fits(&self.free[i], cur) {
+            cur
+        } else {
+            self.free[i].start
+        };
         if start > self.free[i].start {
             // Split: keep the part before the cursor free.
-            let before = Range { start: self.free[i].start, end: start };
+            let before = Range {
+                start: self.free[i].start,
+                end: start,
+            };
             self.free[i].start = start;
             self.free.insert(i, before);
             return self.finish_alloc(i + 1, start, size);
@@ -119,7 +128,10 @@ impl SbufAllocator {
     /// Frees `[offset, offset + bytes)`; `accessors` are the instructions that used it last.
     pub fn free(&mut self, offset: u64, bytes: u64, accessors: Vec<InstrId>) {
         let size = align(bytes);
-        let r = Range { start: offset, end: offset + size };
+        let r = Range {
+            start: offset,
+            end: offset + size,
+        };
         self.used -= size;
         if !accessors.is_empty() {
             self.carve(r.start, r.end);
@@ -187,7 +199,11 @@ pub struct PsumBanks {
 
 impl PsumBanks {
     pub fn new(banks: u8) -> Self {
-        PsumBanks { next: 0, banks, last_readers: vec![Vec::new(); banks as usize] }
+        PsumBanks {
+            next: 0,
+            banks,
+            last_readers: vec![Vec::new(); banks as usize],
+        }
     }
 
     /// Takes the next `n` banks (n ≤ banks); returns them with the WAR dependencies.

@@ -69,5 +69,10 @@ pub fn compile_function(
     let lowered = lower::lower(m, func, plan, opts)?;
     let schedule = schedule::schedule(&lowered.program, opts.model.shared_ports);
     let report = emit::report(&lowered, &schedule, &opts.model);
-    Ok(EngineOutput { lowered, schedule, report, target: opts.model.name })
+    Ok(EngineOutput {
+        lowered,
+        schedule,
+        report,
+        target: opts.model.name,
+    })
 }

@@ -65,7 +65,8 @@ fn ports(p: &Program, i: usize, shared: bool) -> [Option<usize>; 2] {
     }
     let ins = &p.instrs[i];
     let psum = matches!(ins.op, Opcode::Activation { evict: true, .. })
-        || (ins.engine == Engine::Vector && matches!(ins.op, Opcode::Elementwise { ref op, .. } if op == "evict"));
+        || (ins.engine == Engine::Vector
+            && matches!(ins.op, Opcode::Elementwise { ref op, .. } if op == "evict"));
     let sbuf = matches!(ins.engine, Engine::Vector | Engine::GpSimd);
     [sbuf.then_some(PORT_SBUF_VG), psum.then_some(PORT_PSUM_VS)]
 }
@@ -84,7 +85,8 @@ pub fn schedule(p: &Program, shared_ports: bool) -> Schedule {
     let prio = priorities(p, &succ_start, &succ);
     let mut indeg: Vec<u32> = p.instrs.iter().map(|i| i.deps.len() as u32).collect();
     let mut est = vec![0.0f64; n];
-    let mut pending: Vec<BinaryHeap<Reverse<(Time, InstrId)>>> = vec![BinaryHeap::new(); NUM_STREAMS];
+    let mut pending: Vec<BinaryHeap<Reverse<(Time, InstrId)>>> =
+        vec![BinaryHeap::new(); NUM_STREAMS];
     let mut avail: Vec<BinaryHeap<(Time, Reverse<InstrId>)>> = vec![BinaryHeap::new(); NUM_STREAMS];
     let mut free_at = [0.0f64; RESOURCES];
     let mut s = Schedule {
@@ -117,7 +119,11 @@ pub fn schedule(p: &Program, shared_ports: bool) -> Schedule {
                 (None, None) => continue,
             };
             let mut start = est[cand].max(t);
-            for r in ports(p, cand, shared_ports).into_iter().flatten().chain(span(p, cand)) {
+            for r in ports(p, cand, shared_ports)
+                .into_iter()
+                .flatten()
+                .chain(span(p, cand))
+            {
                 start = start.max(free_at[r]);
             }
             if best.is_none_or(|(b, _)| start < b) {
@@ -134,7 +140,11 @@ pub fn schedule(p: &Program, shared_ports: bool) -> Schedule {
         } as usize;
         let end = start + p.instrs[id].duration_s;
         free_at[e] = end;
-        for r in ports(p, id, shared_ports).into_iter().flatten().chain(span(p, id)) {
+        for r in ports(p, id, shared_ports)
+            .into_iter()
+            .flatten()
+            .chain(span(p, id))
+        {
             free_at[r] = end;
         }
         s.start[id] = start;
@@ -183,7 +193,10 @@ fn priorities(p: &Program, start: &[usize], succ: &[InstrId]) -> Vec<f64> {
     let n = p.instrs.len();
     let mut prio = vec![0.0f64; n];
     for i in (0..n).rev() {
-        let tail = succ[start[i]..start[i + 1]].iter().map(|&j| prio[j as usize]).fold(0.0, f64::max);
+        let tail = succ[start[i]..start[i + 1]]
+            .iter()
+            .map(|&j| prio[j as usize])
+            .fold(0.0, f64::max);
         prio[i] = p.instrs[i].duration_s + tail;
     }
     prio

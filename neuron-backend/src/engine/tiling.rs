@@ -36,11 +36,22 @@ impl Tiling {
         let per_part = (elems / p).max(1);
         let budget = (TILE_BYTES_PER_PARTITION / elem_bytes.max(1)).max(1);
         let row = row.clamp(1, per_part);
-        let free = if row > 1 { row * (budget / row).max(1) } else { budget }.min(per_part);
+        let free = if row > 1 {
+            row * (budget / row).max(1)
+        } else {
+            budget
+        }
+        .min(per_part);
         let p_tiles = p.div_ceil(128);
         let f_tiles = per_part.div_ceil(free);
         let tiles = p_tiles * f_tiles;
-        Tiling { parts: p.min(128) as u32, free: free as u32, p_tiles, f_tiles, counts: split(tiles, max_records) }
+        Tiling {
+            parts: p.min(128) as u32,
+            free: free as u32,
+            p_tiles,
+            f_tiles,
+            counts: split(tiles, max_records),
+        }
     }
 
     pub fn tiles(&self) -> u64 {
@@ -55,7 +66,9 @@ impl Tiling {
 pub fn split(n: u64, max: u32) -> Vec<u32> {
     let n = n.max(1);
     let groups = n.min(max.max(1) as u64);
-    (0..groups).map(|c| (((c + 1) * n / groups) - (c * n / groups)) as u32).collect()
+    (0..groups)
+        .map(|c| (((c + 1) * n / groups) - (c * n / groups)) as u32)
+        .collect()
 }
 
 /// `B` independent `[M, K] × [K, N]` products (batch, lhs free, rhs free, contraction).
@@ -68,7 +81,10 @@ pub struct MatmulDims {
 }
 
 fn prod(shape: &[i64], dims: &[i64]) -> u64 {
-    dims.iter().filter_map(|&d| shape.get(d as usize)).map(|&x| x.max(0) as u64).product()
+    dims.iter()
+        .filter_map(|&d| shape.get(d as usize))
+        .map(|&x| x.max(0) as u64)
+        .product()
 }
 
 /// Matmul dimensions of a dot_general, dot or convolution (convolution as implicit GEMM:
@@ -89,13 +105,28 @@ pub fn matmul_dims(m: &Module, op: neuronc_ir::OpId) -> Option<MatmulDims> {
         }
         (OpKind::Dot, _) | (OpKind::DotGeneral, _) => {
             let k = lhs.shape.last().map_or(1, |&x| x.max(1) as u64);
-            Some(MatmulDims { b: 1, m: total(&lhs.shape) / k, n: total(&rhs.shape) / k, k })
+            Some(MatmulDims {
+                b: 1,
+                m: total(&lhs.shape) / k,
+                n: total(&rhs.shape) / k,
+                k,
+            })
         }
         (OpKind::Convolution, _) => {
-            let Some(Attr::ConvDims(cd)) = o.attrs.get("dimension_numbers") else { return None };
-            let cout = rhs.shape.get(cd.kernel_output_feature as usize).map_or(1, |&x| x.max(1) as u64);
+            let Some(Attr::ConvDims(cd)) = o.attrs.get("dimension_numbers") else {
+                return None;
+            };
+            let cout = rhs
+                .shape
+                .get(cd.kernel_output_feature as usize)
+                .map_or(1, |&x| x.max(1) as u64);
             let k = total(&rhs.shape) / cout;
-            Some(MatmulDims { b: 1, m: cout, n: total(&out.shape) / cout, k })
+            Some(MatmulDims {
+                b: 1,
+                m: cout,
+                n: total(&out.shape) / cout,
+                k,
+            })
         }
         _ => None,
     }
@@ -105,10 +136,14 @@ pub fn matmul_dims(m: &Module, op: neuronc_ir::OpId) -> Option<MatmulDims> {
 /// (relabelings that move no data; a partition change is a separate relayout).
 pub fn root(m: &Module, mut v: ValueId) -> ValueId {
     for _ in 0..1024 {
-        let ValueDef::Result(op, _) = m.value(v).def else { return v };
+        let ValueDef::Result(op, _) = m.value(v).def else {
+            return v;
+        };
         let o = m.op(op);
         match o.kind {
-            OpKind::Reshape | OpKind::Transpose | OpKind::GetTupleElement if !o.operands.is_empty() => {
+            OpKind::Reshape | OpKind::Transpose | OpKind::GetTupleElement
+                if !o.operands.is_empty() =>
+            {
                 v = o.operands[0];
             }
             _ => return v,
@@ -128,10 +163,12 @@ pub fn elems_bytes(m: &Module, v: ValueId) -> (u64, u64) {
 /// Extent of the partition dimension the layout gives `v` (1 for scalars / no layout).
 pub fn partition_extent(m: &Module, layout: &LayoutPlan, v: ValueId) -> u64 {
     let Some(t) = m.tensor_type(v) else { return 1 };
-    let d = layout.of(v).map(|d| d as usize).or_else(|| {
-        (0..t.rank()).max_by_key(|&i| (t.shape[i], std::cmp::Reverse(i)))
-    });
-    d.and_then(|d| t.shape.get(d)).map_or(1, |&x| x.max(1) as u64)
+    let d = layout
+        .of(v)
+        .map(|d| d as usize)
+        .or_else(|| (0..t.rank()).max_by_key(|&i| (t.shape[i], std::cmp::Reverse(i))));
+    d.and_then(|d| t.shape.get(d))
+        .map_or(1, |&x| x.max(1) as u64)
 }
 
 /// SBUF bytes per partition to hold all of `v` with its layout.
