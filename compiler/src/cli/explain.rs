@@ -12,10 +12,8 @@ use neuronc_passes::{run_pipeline, PassContext, Pipeline};
 use serde_json::json;
 
 use super::{input, Command, Ctx, Status};
+use crate::build::CLEANUP;
 use crate::error::Error;
-
-/// The clean-up that runs before planning: -O2 without the fusion itself.
-const CLEANUP: &str = "inline,decompose-batch-norm,fixpoint<8>(canonicalize,cse,dce)";
 
 #[derive(Args, Debug)]
 pub struct ExplainArgs {
