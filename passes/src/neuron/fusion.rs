@@ -530,6 +530,10 @@ impl Planner<'_> {
                 )
             })
             .collect();
+        // A kernel never reads its own results as inputs, so "read by another kernel" is
+        // "read by some kernel".
+        let read_by_some_kernel: FxHashSet<ValueId> =
+            all_inputs.iter().flatten().copied().collect();
         for (ki, &k) in kept.iter().enumerate() {
             renumber.insert(k, kernels.len());
             let mut ops: Vec<OpId> = self.members[k].iter().copied().collect();
@@ -548,10 +552,7 @@ impl Planner<'_> {
                         .users_of(r)
                         .iter()
                         .any(|&(u, _)| self.kernel_of.get(&u) != Some(&k))
-                        || all_inputs
-                            .iter()
-                            .enumerate()
-                            .any(|(kj, ins)| kj != ki && ins.contains(&r))
+                        || read_by_some_kernel.contains(&r)
                 })
                 .collect();
             let moves_data = ops.iter().any(|&o| classify(m, o) >= OpClass::Loop);

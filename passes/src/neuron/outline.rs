@@ -10,7 +10,7 @@
 
 use super::fusion::OpClass;
 use super::NeuronPlan;
-use crate::ir_util::{clone_op, erase_op};
+use crate::ir_util::clone_op;
 use neuronc_ir::{
     Attr, ElemType, Func, Module, NamedAttrs, OpId, OpKind, RegionId, Span, ValueDef, ValueId,
 };
@@ -28,6 +28,8 @@ pub fn outline_kernels(
     let fname = m.funcs[func_index].name.clone();
     let mut count = 0;
     let mut renamed: FxHashMap<ValueId, ValueId> = FxHashMap::default();
+    // Owned op -> the composite replacing it (for the kernel's last op) or nothing.
+    let mut replaced: FxHashMap<OpId, Option<OpId>> = FxHashMap::default();
     for (k, kernel) in plan.fusion.kernels.iter().enumerate() {
         if !outlinable(m, kernel) || count >= limit {
             continue;
@@ -65,13 +67,8 @@ pub fn outline_kernels(
             .iter()
             .max_by_key(|o| plan.graph.pos[*o])
             .unwrap_or(&members[0]);
-        for &o in kernel.ops.iter().filter(|&&o| o != last) {
-            erase_op(m, o);
-        }
-        if let Some(at) = m.region(body).ops.iter().position(|&o| o == last) {
-            m.region_mut(body).ops[at] = call;
-            m.op_mut(call).parent = Some(body);
-            m.op_mut(last).parent = None;
+        for &o in &kernel.ops {
+            replaced.insert(o, (o == last).then_some(call));
         }
         renamed.extend(
             outputs
@@ -81,9 +78,23 @@ pub fn outline_kernels(
         );
         count += 1;
     }
+    // One pass over the body: owned ops leave, each kernel's last op becomes its call.
+    let mut ops = Vec::with_capacity(m.region(body).ops.len());
+    for o in m.region(body).ops.clone() {
+        match replaced.get(&o) {
+            None => ops.push(o),
+            Some(call) => {
+                m.op_mut(o).parent = None;
+                if let Some(c) = *call {
+                    m.op_mut(c).parent = Some(body);
+                    ops.push(c);
+                }
+            }
+        }
+    }
+    m.region_mut(body).ops.clone_from(&ops);
     rename_uses(m, &renamed);
     // Multi-output kernels may now feed ops placed before them: restore topological order.
-    let mut ops = m.region(body).ops.clone();
     let terminator = ops.pop_if(|&mut o| m.op(o).kind.is_terminator());
     let mut sorted = topo_sort(m, ops);
     sorted.extend(terminator);
