@@ -490,6 +490,10 @@ impl<'a> Parser<'a> {
                 return Ok(out);
             }
             self.expect(Tok::Comma, "',' or '>'")?;
+            // MLIR's struct-attribute parser accepts a trailing comma before '>'.
+            if self.eat(Tok::Greater) {
+                return Ok(out);
+            }
         }
     }
 
