@@ -12,7 +12,7 @@ use neuronc_backend::engine::{compile_function, AutoCast, CoreModel, EngineOptio
 use neuronc_backend::{emit_hlo_module, HloOptions};
 use neuronc_ir::{Module, Type};
 use neuronc_passes::neuron::fusion::FusionConfig;
-use neuronc_passes::neuron::plan_function;
+use neuronc_passes::neuron::{plan_function, NeuronPlan};
 use neuronc_passes::{run_pipeline, PassContext, Pipeline};
 use serde_json::json;
 
@@ -21,6 +21,17 @@ use crate::error::Error;
 /// Generic clean-up before planning: -O2 without outlining (the backend plans kernels
 /// itself and the HLO artifact keeps plain ops).
 pub const CLEANUP: &str = "inline,decompose-batch-norm,fixpoint<8>(canonicalize,cse,dce)";
+
+/// Runs the [`CLEANUP`] pipeline, then plans layouts and kernels for the entry function
+/// (`@main`, or the only public function). Shared by `compile` and `explain`.
+pub fn plan_entry(module: &mut Module) -> Result<(neuronc_ir::Func, NeuronPlan), Error> {
+    run_pipeline(module, &Pipeline::parse(CLEANUP)?, &mut PassContext::new())?;
+    let func = module.entry().cloned().ok_or_else(|| {
+        Error::Run("no entry function (@main or a single public function)".into())
+    })?;
+    let plan = plan_function(module, &func, &FusionConfig::default());
+    Ok((func, plan))
+}
 
 /// Options of `neuronc-rs compile`.
 #[derive(Clone, Debug)]
@@ -47,15 +58,7 @@ pub fn build(mut module: Module, opts: &BuildOptions) -> Result<Artifacts, Error
             opts.target
         ))
     })?;
-    run_pipeline(
-        &mut module,
-        &Pipeline::parse(CLEANUP)?,
-        &mut PassContext::new(),
-    )?;
-    let func = module.entry().cloned().ok_or_else(|| {
-        Error::Run("no entry function (@main or a single public function)".into())
-    })?;
-    let plan = plan_function(&module, &func, &FusionConfig::default());
+    let (func, plan) = plan_entry(&mut module)?;
     let engine_opts = EngineOptions {
         model,
         auto_cast: opts.auto_cast,

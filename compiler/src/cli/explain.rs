@@ -6,13 +6,10 @@
 
 use clap::Args;
 use neuronc_passes::neuron::explain::Explanation;
-use neuronc_passes::neuron::fusion::FusionConfig;
-use neuronc_passes::neuron::plan_function;
-use neuronc_passes::{run_pipeline, PassContext, Pipeline};
 use serde_json::json;
 
 use super::{input, Command, Ctx, Status};
-use crate::build::CLEANUP;
+use crate::build::plan_entry;
 use crate::error::Error;
 
 #[derive(Args, Debug)]
@@ -29,15 +26,7 @@ impl Command for ExplainArgs {
         let json = self.json;
         let (text, status) = input::each_unit(ctx, &self.file, |session, unit| {
             let mut module = session.load(unit)?;
-            run_pipeline(
-                &mut module,
-                &Pipeline::parse(CLEANUP)?,
-                &mut PassContext::new(),
-            )?;
-            let func = module.entry().cloned().ok_or_else(|| {
-                Error::Run("no entry function (@main or a single public function)".into())
-            })?;
-            let plan = plan_function(&module, &func, &FusionConfig::default());
+            let (func, plan) = plan_entry(&mut module)?;
             let e = Explanation::new(&module, &func.name, &plan);
             Ok(if json { to_json(&e) } else { e.to_text() })
         })?;
