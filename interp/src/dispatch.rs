@@ -104,25 +104,7 @@ pub(crate) fn exec(it: &mut Interp<'_>, id: OpId) -> Res<Vec<Val>> {
                 .or(cx.enum_val("comparison_type"));
             Ok(one(cx.wrap(ew::compare(&a, &b, dir, ty))?))
         }
-        ChloBroadcastAdd
-        | ChloBroadcastAnd
-        | ChloBroadcastAtan2
-        | ChloBroadcastComplex
-        | ChloBroadcastDivide
-        | ChloBroadcastMaximum
-        | ChloBroadcastMinimum
-        | ChloBroadcastMultiply
-        | ChloBroadcastNextAfter
-        | ChloBroadcastOr
-        | ChloBroadcastPolygamma
-        | ChloBroadcastPower
-        | ChloBroadcastRemainder
-        | ChloBroadcastShiftLeft
-        | ChloBroadcastShiftRightArithmetic
-        | ChloBroadcastShiftRightLogical
-        | ChloBroadcastSubtract
-        | ChloBroadcastXor
-        | ChloBroadcastZeta => {
+        k if k.is_chlo_broadcast() && k != ChloBroadcastSelect => {
             let (a, b) = broadcast_pair(it, &cx)?;
             let base = if k == ChloBroadcastComplex {
                 Complex

@@ -303,6 +303,10 @@ impl OpKind {
         let n = self.name();
         &n[n.find('.').map_or(0, |i| i + 1)..]
     }
+    /// The CHLO ops with implicit (numpy-style) broadcasting: `chlo.broadcast_*`.
+    pub fn is_chlo_broadcast(self) -> bool {
+        self.name().starts_with("chlo.broadcast_")
+    }
     pub fn is_elementwise(self) -> bool {
         self.traits().contains(Traits::ELEMENTWISE)
     }
@@ -335,5 +339,13 @@ mod tests {
         assert_eq!(OpKind::ChloErf.dialect(), "chlo");
         assert!(OpKind::Add.is_commutative() && OpKind::Add.is_elementwise());
         assert!(!OpKind::Subtract.is_commutative());
+        let broadcast: Vec<_> = OpKind::ALL
+            .iter()
+            .filter(|k| k.is_chlo_broadcast())
+            .collect();
+        assert_eq!(broadcast.len(), 21);
+        assert!(
+            !OpKind::ChloErf.is_chlo_broadcast() && !OpKind::BroadcastInDim.is_chlo_broadcast()
+        );
     }
 }

@@ -228,27 +228,7 @@ pub(crate) fn syntax(kind: OpKind) -> Syntax {
             Syntax::Simple(NONE, Ty::Arrow)
         }
         ChloNextAfter | ChloPolygamma | ChloZeta => Syntax::Simple(NONE, Ty::PairArrow),
-        ChloBroadcastAdd
-        | ChloBroadcastAnd
-        | ChloBroadcastAtan2
-        | ChloBroadcastCompare
-        | ChloBroadcastComplex
-        | ChloBroadcastDivide
-        | ChloBroadcastMaximum
-        | ChloBroadcastMinimum
-        | ChloBroadcastMultiply
-        | ChloBroadcastNextAfter
-        | ChloBroadcastOr
-        | ChloBroadcastPolygamma
-        | ChloBroadcastPower
-        | ChloBroadcastRemainder
-        | ChloBroadcastShiftLeft
-        | ChloBroadcastShiftRightArithmetic
-        | ChloBroadcastShiftRightLogical
-        | ChloBroadcastSubtract
-        | ChloBroadcastXor
-        | ChloBroadcastZeta
-        | ChloBroadcastSelect => Syntax::Simple(NONE, Ty::ParenArrow),
+        k if k.is_chlo_broadcast() => Syntax::Simple(NONE, Ty::ParenArrow),
         ChloTopK => Syntax::TopK,
         OpKind::ChloConstant => Syntax::ChloConstant,
         CheckExpectEq => Syntax::Simple(NONE, Ty::OperandType),

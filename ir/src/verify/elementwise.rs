@@ -85,32 +85,8 @@ fn chlo_unary(k: OpKind) -> bool {
 
 fn chlo_binary(k: OpKind) -> bool {
     use OpKind::*;
-    matches!(
-        k,
-        ChloPolygamma
-            | ChloZeta
-            | ChloNextAfter
-            | ChloBroadcastAdd
-            | ChloBroadcastAnd
-            | ChloBroadcastAtan2
-            | ChloBroadcastCompare
-            | ChloBroadcastComplex
-            | ChloBroadcastDivide
-            | ChloBroadcastMaximum
-            | ChloBroadcastMinimum
-            | ChloBroadcastMultiply
-            | ChloBroadcastNextAfter
-            | ChloBroadcastOr
-            | ChloBroadcastPolygamma
-            | ChloBroadcastPower
-            | ChloBroadcastRemainder
-            | ChloBroadcastShiftLeft
-            | ChloBroadcastShiftRightArithmetic
-            | ChloBroadcastShiftRightLogical
-            | ChloBroadcastSubtract
-            | ChloBroadcastXor
-            | ChloBroadcastZeta
-    )
+    matches!(k, ChloPolygamma | ChloZeta | ChloNextAfter)
+        || (k.is_chlo_broadcast() && k != ChloBroadcastSelect)
 }
 
 pub(super) fn check(v: &mut OpV) {
