@@ -4,7 +4,7 @@
 
 mod common;
 
-use neuronc_ir::{parse_module, print_module, PrintOptions};
+use neuronc_ir::{parse_module, print_module, verify_module, PrintOptions};
 use proptest::prelude::*;
 
 /// Small seeds: the corpus chunks and the smaller fixtures.
@@ -114,6 +114,9 @@ fn apply(src: &str, edits: &[Edit]) -> String {
 
 fn exercise(text: &str) {
     if let Ok(m) = parse_module(text) {
+        // Printing must never panic; like MLIR, reading back is promised for verified IR
+        // only (a terminator in mid-block, say, prints as text that swallows the next op).
+        let verified = verify_module(&m).is_ok();
         for generic in [false, true] {
             let p = print_module(
                 &m,
@@ -122,14 +125,27 @@ fn exercise(text: &str) {
                     debug_locs: true,
                 },
             );
-            // Our own output must always read back.
-            parse_module(&p).unwrap_or_else(|e| panic!("printed text does not parse: {e}\n{p}"));
+            if verified {
+                let back = parse_module(&p)
+                    .unwrap_or_else(|e| panic!("printed text does not parse: {e}\n{p}"));
+                if let Err(e) = verify_module(&back) {
+                    panic!("printed text no longer verifies: {e}\n{p}");
+                }
+            }
         }
     }
 }
 
+fn fuzz_cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+    // 400 cases by default; `PROPTEST_CASES=N` runs a longer local fuzzing session.
+    #![proptest_config(ProptestConfig { cases: fuzz_cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn mutated_real_inputs_never_panic(seed in any::<prop::sample::Index>(), edits in prop::collection::vec(edit(), 1..8)) {

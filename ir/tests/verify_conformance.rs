@@ -4,9 +4,15 @@
 //! variable `STABLEHLO_VERIFY_TESTS` lists such files (colon-separated); the files are not
 //! part of this repository. `tools/stablehlo_conformance.sh` is the front end.
 //!
-//! Positive cases (no `expected-error`) count only when static-shaped (no `?`, no
-//! `!quant`, no bounded-dynamism encodings); negative cases count when they parse (a
-//! parse failure is reported separately, as the parser may reject some on its own).
+//! Cases (positive: no `expected-error`; negative: with one) count only when static-shaped
+//! (no `?`, no `!quant`, no bounded-dynamism encodings, no unranked tensors); the others
+//! are counted and reported as skipped, as the IR holds static shapes only. A negative case
+//! rejected by the parser counts as rejected, and is reported separately. A parser or
+//! verifier panic is a crash: counted, reported, and the test fails.
+//!
+//! Files without `// -----` (the round-trip and printer tests) hold one test per top-level
+//! `func.func`; they are split into one case per function, each with the file's preamble
+//! (attribute aliases) and the functions it refers to by symbol.
 
 use neuronc_ir::parse::split_input;
 use neuronc_ir::{parse_module, verify_module};
@@ -20,14 +26,20 @@ struct Tally {
     neg_rejected: usize,
     neg_unparsed: usize,
     neg_at_line: usize,
-    skipped: usize,
+    skipped_pos: usize,
+    skipped_neg: usize,
+    crashes: usize,
 }
 
+/// Whether the code (not the comments) of a chunk is free of dynamic and quantized types.
 fn is_static(chunk: &str) -> bool {
-    !(chunk.contains('?')
-        || chunk.contains("!quant")
-        || chunk.contains("bounds")
-        || chunk.contains("tensor<*"))
+    chunk.lines().all(|l| {
+        let code = l.split("//").next().unwrap_or("");
+        !(code.contains('?')
+            || code.contains("!quant")
+            || code.contains("bounds")
+            || code.contains("tensor<*"))
+    })
 }
 
 /// 0-based lines that `expected-error@+N` / `@-N` / bare annotations point at.
@@ -79,65 +91,157 @@ fn first_func(chunk: &str) -> &str {
         .trim()
 }
 
+/// What happened to one chunk.
+enum Outcome {
+    Unparsed(String),
+    Accepted,
+    Rejected(Vec<neuronc_ir::Diagnostic>),
+}
+
+/// Parses and verifies one chunk; `None` if either panicked.
+fn check(chunk: &str) -> Option<Outcome> {
+    std::panic::catch_unwind(|| match parse_module(chunk) {
+        Err(e) => Outcome::Unparsed(e.to_string()),
+        Ok(m) => match verify_module(&m) {
+            Ok(()) => Outcome::Accepted,
+            Err(e) => Outcome::Rejected(e.0),
+        },
+    })
+    .ok()
+}
+
+fn tally_positive(t: &mut Tally, chunk: &str, outcome: Outcome, verbose: bool) {
+    t.pos += 1;
+    match outcome {
+        Outcome::Accepted => t.pos_ok += 1,
+        Outcome::Unparsed(e) => {
+            t.pos_unparsed += 1;
+            if verbose {
+                println!("POS-UNPARSED {}: {e}", first_func(chunk));
+            }
+        }
+        Outcome::Rejected(d) => {
+            if verbose {
+                println!("POS-REJECTED {}: {}", first_func(chunk), d[0].message);
+            }
+        }
+    }
+}
+
+fn tally_negative(t: &mut Tally, chunk: &str, outcome: Outcome, verbose: bool) {
+    t.neg += 1;
+    match outcome {
+        Outcome::Unparsed(e) => {
+            t.neg_unparsed += 1;
+            if verbose {
+                println!("NEG-UNPARSED {}: {e}", first_func(chunk));
+            }
+        }
+        Outcome::Rejected(d) => {
+            t.neg_rejected += 1;
+            let want = expected_lines(chunk);
+            if d
+                .iter()
+                .any(|d| want.contains(&line_of(chunk, d.span.start as usize)))
+            {
+                t.neg_at_line += 1;
+            } else if verbose {
+                println!("NEG-OTHER-LINE {}: {}", first_func(chunk), d[0].message);
+            }
+        }
+        Outcome::Accepted => {
+            if verbose {
+                let want = chunk
+                    .lines()
+                    .find(|l| l.contains("expected-error"))
+                    .unwrap_or("");
+                println!("NEG-ACCEPTED {}: {}", first_func(chunk), want.trim());
+            }
+        }
+    }
+}
+
+/// Splits a whole-file test into one case per top-level `func.func` (see the module doc).
+fn per_function_cases(src: &str) -> Vec<String> {
+    let mut starts: Vec<usize> = Vec::new();
+    let mut pos = 0;
+    for line in src.split_inclusive('\n') {
+        if line.starts_with("func.func") {
+            starts.push(pos);
+        }
+        pos += line.len();
+    }
+    if starts.len() < 2 || src.lines().any(|l| l.starts_with("module")) {
+        return vec![src.to_string()];
+    }
+    let preamble = &src[..starts[0]];
+    let mut ends = starts[1..].to_vec();
+    ends.push(src.len());
+    let funcs: Vec<(&str, &str)> = starts
+        .iter()
+        .zip(&ends)
+        .map(|(&a, &b)| {
+            let text = &src[a..b];
+            let name = text
+                .split('@')
+                .nth(1)
+                .map_or("", |r| r.split(['(', ' ']).next().unwrap_or(""));
+            (name, text)
+        })
+        .collect();
+    funcs
+        .iter()
+        .map(|(name, text)| {
+            let mut case = preamble.to_string();
+            for (other, other_text) in &funcs {
+                if other != name && !other.is_empty() && refers_to(text, other) {
+                    case.push_str(other_text);
+                }
+            }
+            case.push_str(text);
+            case
+        })
+        .collect()
+}
+
+/// Whether `text` mentions the symbol `@name` (not as a prefix of a longer name).
+fn refers_to(text: &str, name: &str) -> bool {
+    let pat = format!("@{name}");
+    text.match_indices(&pat).any(|(i, _)| {
+        !text[i + pat.len()..]
+            .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    })
+}
+
 fn run_file(path: &str, t: &mut Tally, verbose: bool) {
     let Ok(src) = std::fs::read_to_string(path) else {
         eprintln!("cannot read {path}");
         return;
     };
-    for (_, chunk) in split_input(&src) {
+    let chunks: Vec<String> = match split_input(&src).as_slice() {
+        [(_, whole)] => per_function_cases(whole),
+        parts => parts.iter().map(|(_, c)| c.to_string()).collect(),
+    };
+    for chunk in &chunks {
+        let chunk = chunk.as_str();
         let negative = chunk.contains("expected-error");
-        if !negative && !is_static(chunk) {
-            t.skipped += 1;
+        if !is_static(chunk) {
+            if negative {
+                t.skipped_neg += 1;
+            } else {
+                t.skipped_pos += 1;
+            }
             continue;
         }
-        let parsed = parse_module(chunk);
-        match (negative, parsed) {
-            (false, Err(e)) => {
-                t.pos += 1;
-                t.pos_unparsed += 1;
-                if verbose {
-                    println!("POS-UNPARSED {}: {e}", first_func(chunk));
-                }
-            }
-            (false, Ok(m)) => {
-                t.pos += 1;
-                match verify_module(&m) {
-                    Ok(()) => t.pos_ok += 1,
-                    Err(e) => {
-                        if verbose {
-                            println!("POS-REJECTED {}: {}", first_func(chunk), e.0[0].message);
-                        }
-                    }
-                }
-            }
-            (true, Err(e)) => {
-                t.neg += 1;
-                t.neg_unparsed += 1;
-                if verbose {
-                    println!("NEG-UNPARSED {}: {e}", first_func(chunk));
-                }
-            }
-            (true, Ok(m)) => {
-                t.neg += 1;
-                if let Err(e) = verify_module(&m) {
-                    t.neg_rejected += 1;
-                    let want = expected_lines(chunk);
-                    if e.0
-                        .iter()
-                        .any(|d| want.contains(&line_of(chunk, d.span.start as usize)))
-                    {
-                        t.neg_at_line += 1;
-                    } else if verbose {
-                        println!("NEG-OTHER-LINE {}: {}", first_func(chunk), e.0[0].message);
-                    }
-                } else if verbose {
-                    let want = chunk
-                        .lines()
-                        .find(|l| l.contains("expected-error"))
-                        .unwrap_or("");
-                    println!("NEG-ACCEPTED {}: {}", first_func(chunk), want.trim());
-                }
-            }
+        let Some(outcome) = check(chunk) else {
+            t.crashes += 1;
+            println!("CRASH {path}: {}", first_func(chunk));
+            continue;
+        };
+        if negative {
+            tally_negative(t, chunk, outcome, verbose);
+        } else {
+            tally_positive(t, chunk, outcome, verbose);
         }
     }
 }
@@ -150,17 +254,7 @@ fn pct(a: usize, b: usize) -> f64 {
     }
 }
 
-#[test]
-fn stablehlo_verifier_conformance() {
-    let Ok(files) = std::env::var("STABLEHLO_VERIFY_TESTS") else {
-        eprintln!("STABLEHLO_VERIFY_TESTS not set; skipping");
-        return;
-    };
-    let verbose = std::env::var("STABLEHLO_VERIFY_VERBOSE").is_ok();
-    let mut t = Tally::default();
-    for f in files.split(':').filter(|f| !f.is_empty()) {
-        run_file(f, &mut t, verbose);
-    }
+fn report(t: &Tally) {
     let parsed_pos = t.pos - t.pos_unparsed;
     let parsed_neg = t.neg - t.neg_unparsed;
     println!(
@@ -171,7 +265,58 @@ fn stablehlo_verifier_conformance() {
         pct(t.pos_ok, t.pos),
         pct(t.pos_ok, parsed_pos)
     );
-    println!("expected-error cases: {} ({} rejected by the parser); verifier rejected {} = {:.1}% of parsed, {:.1}% incl. parser rejections", t.neg, t.neg_unparsed, t.neg_rejected, pct(t.neg_rejected, parsed_neg), pct(t.neg_rejected + t.neg_unparsed, t.neg));
+    println!("expected-error static cases: {} ({} rejected by the parser); verifier rejected {} = {:.1}% of parsed, {:.1}% incl. parser rejections", t.neg, t.neg_unparsed, t.neg_rejected, pct(t.neg_rejected, parsed_neg), pct(t.neg_rejected + t.neg_unparsed, t.neg));
     println!("expected-error cases rejected with a diagnostic on the annotated line: {} = {:.1}% of the verifier's rejections", t.neg_at_line, pct(t.neg_at_line, t.neg_rejected));
-    println!("skipped dynamic/quantized positive cases: {}", t.skipped);
+    println!(
+        "skipped dynamic/quantized cases: {} positive, {} expected-error",
+        t.skipped_pos, t.skipped_neg
+    );
+    println!("crashes: {}", t.crashes);
+}
+
+#[test]
+fn stablehlo_verifier_conformance() {
+    let Ok(files) = std::env::var("STABLEHLO_VERIFY_TESTS") else {
+        eprintln!("STABLEHLO_VERIFY_TESTS not set; skipping");
+        return;
+    };
+    let verbose = std::env::var("STABLEHLO_VERIFY_VERBOSE").is_ok_and(|v| !v.is_empty());
+    let per_file = std::env::var("STABLEHLO_VERIFY_PER_FILE").is_ok_and(|v| !v.is_empty());
+    // Panics are caught and counted; keep their messages off the report.
+    std::panic::set_hook(Box::new(|_| {}));
+    let mut total = Tally::default();
+    for f in files.split(':').filter(|f| !f.is_empty()) {
+        let mut t = Tally::default();
+        run_file(f, &mut t, verbose);
+        if per_file {
+            println!(
+                "file {}: positives {}/{}, expected-error rejected {}/{}, skipped {}",
+                f.rsplit('/').next().unwrap_or(f),
+                t.pos_ok,
+                t.pos,
+                t.neg_rejected + t.neg_unparsed,
+                t.neg,
+                t.skipped_pos + t.skipped_neg
+            );
+        }
+        total.add(&t);
+    }
+    let _ = std::panic::take_hook();
+    report(&total);
+    assert_eq!(total.crashes, 0, "the parser or verifier panicked");
+}
+
+impl Tally {
+    fn add(&mut self, o: &Tally) {
+        self.pos += o.pos;
+        self.pos_ok += o.pos_ok;
+        self.pos_unparsed += o.pos_unparsed;
+        self.neg += o.neg;
+        self.neg_rejected += o.neg_rejected;
+        self.neg_unparsed += o.neg_unparsed;
+        self.neg_at_line += o.neg_at_line;
+        self.skipped_pos += o.skipped_pos;
+        self.skipped_neg += o.skipped_neg;
+        self.crashes += o.crashes;
+    }
 }
