@@ -9,7 +9,9 @@
 use std::time::Instant;
 
 use neuronc_backend::engine::{compile_function, AutoCast, CoreModel, EngineOptions, Report};
+use neuronc_backend::sim::{self, SimOptions};
 use neuronc_backend::{emit_hlo_module, HloOptions};
+use neuronc_interp::Tensor;
 use neuronc_ir::{Module, Type};
 use neuronc_passes::neuron::fusion::FusionConfig;
 use neuronc_passes::neuron::{plan_function, NeuronPlan};
@@ -25,12 +27,57 @@ pub const CLEANUP: &str = "inline,decompose-batch-norm,fixpoint<8>(canonicalize,
 /// Runs the [`CLEANUP`] pipeline, then plans layouts and kernels for the entry function
 /// (`@main`, or the only public function). Shared by `compile` and `explain`.
 pub fn plan_entry(module: &mut Module) -> Result<(neuronc_ir::Func, NeuronPlan), Error> {
+    plan_named(module, None)
+}
+
+/// [`plan_entry`] for function `name` (`None`: the entry function).
+fn plan_named(
+    module: &mut Module,
+    name: Option<&str>,
+) -> Result<(neuronc_ir::Func, NeuronPlan), Error> {
     run_pipeline(module, &Pipeline::parse(CLEANUP)?, &mut PassContext::new())?;
-    let func = module.entry().cloned().ok_or_else(|| {
-        Error::Run("no entry function (@main or a single public function)".into())
+    let func = match name {
+        Some(n) => module.func(n).cloned(),
+        None => module.entry().cloned(),
+    };
+    let func = func.ok_or_else(|| match name {
+        Some(n) => Error::Run(format!("no function @{n} (after inlining)")),
+        None => Error::Run("no entry function (@main or a single public function)".into()),
     })?;
     let plan = plan_function(module, &func, &FusionConfig::default());
     Ok((func, plan))
+}
+
+/// `run --engine sim`: plans function `name` as `compile` does (clean-up, layouts,
+/// kernels), runs the plan in the functional simulator, and schedules it for `target`
+/// for the predicted time.
+pub fn simulate(
+    mut module: Module,
+    name: &str,
+    inputs: Vec<Tensor>,
+    target: &str,
+    auto_cast: AutoCast,
+) -> Result<(Vec<Tensor>, Report), Error> {
+    let model = target_model(target)?;
+    let (func, plan) = plan_named(&mut module, Some(name))?;
+    let results = sim::simulate(&module, &func, &plan, &SimOptions { auto_cast }, inputs)
+        .map_err(|e| Error::Run(format!("engine simulator: {e}")))?;
+    let engine_opts = EngineOptions {
+        model,
+        auto_cast,
+        ..EngineOptions::default()
+    };
+    let out = compile_function(&module, &func, &plan, &engine_opts)
+        .map_err(|e| Error::Run(format!("engine back end: {e}")))?;
+    Ok((results, out.report))
+}
+
+fn target_model(target: &str) -> Result<CoreModel, Error> {
+    CoreModel::by_name(target).ok_or_else(|| {
+        Error::Run(format!(
+            "unknown target '{target}' (expected trn1, trn2 or inf2)"
+        ))
+    })
 }
 
 /// Options of `neuronc-rs compile`.
@@ -52,12 +99,7 @@ pub struct Artifacts {
 /// Compiles a verified module.
 pub fn build(mut module: Module, opts: &BuildOptions) -> Result<Artifacts, Error> {
     let start = Instant::now();
-    let model = CoreModel::by_name(&opts.target).ok_or_else(|| {
-        Error::Run(format!(
-            "unknown target '{}' (expected trn1, trn2 or inf2)",
-            opts.target
-        ))
-    })?;
+    let model = target_model(&opts.target)?;
     let (func, plan) = plan_entry(&mut module)?;
     let engine_opts = EngineOptions {
         model,
@@ -95,6 +137,7 @@ fn manifest(m: &Module, func: &neuronc_ir::Func, opts: &BuildOptions, hash: u64)
         Type::Tensor(t) => json!({"shape": t.shape, "dtype": t.elem.to_string()}),
         Type::Tuple(_) => json!({"dtype": "tuple"}),
         Type::Token => json!({"dtype": "token"}),
+        Type::Future(_) => json!({"dtype": "future"}),
     };
     let inputs: Vec<_> = m
         .region(func.body)

@@ -82,11 +82,11 @@ fn saturate(v: u128) -> u64 {
     u64::try_from(v).unwrap_or(u64::MAX)
 }
 
-/// Bytes of a value of type `ty` (tuples: sum of elements; tokens: 0).
+/// Bytes of a value of type `ty` (tuples and futures: sum of elements; tokens: 0).
 fn type_bytes(module: &Module, ty: TypeId) -> u128 {
     match module.ty(ty) {
         Type::Tensor(t) => t.byte_size() as u128,
-        Type::Tuple(elems) => elems
+        Type::Tuple(elems) | Type::Future(elems) => elems
             .iter()
             .fold(0, |acc, &e| acc.saturating_add(type_bytes(module, e))),
         Type::Token => 0,

@@ -1,9 +1,11 @@
 //! The `check` dialect of StableHLO's interpreter tests and its `custom_call` forms.
 //!
 //! Owns: `expect_eq` (exact; NaN equals NaN), `expect_almost_eq` (absolute tolerance,
-//! default 1e-4; exact for integers), `expect_close` (distance in units in the last place
-//! of the element type, within `[min_ulp_difference, max_ulp_difference]`, default
-//! `[0, 3]`), their `_const` variants, and `@check.eq` (returns `i1` all-equal).
+//! default 1e-4 for the op and 1e-3 for the `custom_call` form, as in StableHLO's
+//! `stablehlo-translate --interpret`; exact for integers), `expect_close` (distance in
+//! units in the last place of the element type, within
+//! `[min_ulp_difference, max_ulp_difference]`, default `[0, 3]`), their `_const`
+//! variants, and `@check.eq` (returns `i1` all-equal).
 //! Invariant: a failing check is `InterpError::CheckFailed` naming the check, the first
 //! differing element's index and both values.
 
@@ -74,7 +76,13 @@ pub fn first_failure(actual: &Tensor, expected: &Tensor, mode: Mode) -> Option<u
             Mode::Exact => x != y,
             Mode::Almost(tol) => !(x == y || (x - y).abs() <= tol),
             Mode::Ulp { min, max } => {
-                let d = ulp_index(elem, x).abs_diff(ulp_index(elem, y));
+                // An infinity is "infinitely far" from anything but itself (CheckOps.cpp's
+                // ULPDifference), not one ulp from the largest finite value.
+                let d = if (x.is_infinite() || y.is_infinite()) && x != y {
+                    u64::MAX
+                } else {
+                    ulp_index(elem, x).abs_diff(ulp_index(elem, y))
+                };
                 d < min || d > max
             }
         }
@@ -126,7 +134,13 @@ pub fn run_check(
     }
 }
 
-fn mode_of(cx: &Ctx<'_>, kind: &str) -> Mode {
+/// Default absolute tolerance of the `check.expect_almost_eq[_const]` ops.
+const ALMOST_EQ_OP_TOLERANCE: f64 = 1e-4;
+/// Tolerance of the `custom_call @check.expect_almost_eq` form (StableHLO's interpreter
+/// fallback in `stablehlo-translate --interpret` uses 1e-3 for it, not the op's 1e-4).
+const ALMOST_EQ_CUSTOM_CALL_TOLERANCE: f64 = 1e-3;
+
+fn mode_of(cx: &Ctx<'_>, kind: &str, almost_default: f64) -> Mode {
     let a = cx.attrs();
     let float = |n: &str| match a.get(n) {
         Some(Attr::Float(f, _)) => Some(*f),
@@ -134,7 +148,7 @@ fn mode_of(cx: &Ctx<'_>, kind: &str) -> Mode {
         _ => None,
     };
     match kind {
-        "almost" => Mode::Almost(float("tolerance").unwrap_or(1e-4)),
+        "almost" => Mode::Almost(float("tolerance").unwrap_or(almost_default)),
         "close" => Mode::Ulp {
             min: a.int("min_ulp_difference").unwrap_or(0) as u64,
             max: a.int("max_ulp_difference").unwrap_or(3) as u64,
@@ -167,7 +181,8 @@ pub(crate) fn exec(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
         OpKind::CheckExpectClose => "close",
         _ => "eq",
     };
-    run_check(cx.op.kind.name(), &actual, &expected, mode_of(cx, kind))?;
+    let mode = mode_of(cx, kind, ALMOST_EQ_OP_TOLERANCE);
+    run_check(cx.op.kind.name(), &actual, &expected, mode)?;
     Ok(Vec::new())
 }
 
@@ -183,8 +198,8 @@ pub(crate) fn custom(it: &mut Interp<'_>, cx: &Ctx<'_>, target: &str) -> Res<Vec
     };
     let (a, e) = (t(0)?, t(1)?);
     let mode = match target {
-        "check.expect_almost_eq" => mode_of(cx, "almost"),
-        "check.expect_close" => mode_of(cx, "close"),
+        "check.expect_almost_eq" => mode_of(cx, "almost", ALMOST_EQ_CUSTOM_CALL_TOLERANCE),
+        "check.expect_close" => mode_of(cx, "close", ALMOST_EQ_CUSTOM_CALL_TOLERANCE),
         _ => Mode::Exact,
     };
     if target == "check.eq" {
@@ -220,6 +235,11 @@ mod tests {
         let z = Tensor::from_f32(&[1], &[0.0]).unwrap();
         let nz = Tensor::from_f32(&[1], &[-0.0]).unwrap();
         assert!(first_failure(&z, &nz, m).is_none());
+        // +inf is not "one ulp" from the largest finite f32.
+        let inf = Tensor::from_f32(&[1], &[f32::INFINITY]).unwrap();
+        let max = Tensor::from_f32(&[1], &[f32::MAX]).unwrap();
+        assert_eq!(first_failure(&inf, &max, m), Some(0));
+        assert!(first_failure(&inf, &inf, m).is_none());
     }
 
     #[test]

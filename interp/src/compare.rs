@@ -93,6 +93,21 @@ pub fn compare(expected: &Tensor, actual: &Tensor, rtol: f64, atol: f64) -> Resu
 }
 
 /// Largest `|expected|` over finite elements (for `atol = k * max|ref|` tolerances).
+/// Tolerances widened for results narrower than f32: XLA:CPU keeps bf16/f16 chains in
+/// f32 inside fusions, so results may differ by a few units in the last place of the
+/// narrow type. Returns `(rtol, atol_factor)` raised to at least 4 ulp(1) and 1 ulp(1)
+/// (the caller scales `atol_factor` by max|ref|).
+pub fn narrow_tolerance(e: neuronc_ir::ElemType, rtol: f64, atol_factor: f64) -> (f64, f64) {
+    use neuronc_ir::ElemType;
+    let ulp = match e {
+        ElemType::BF16 => 2f64.powi(-7),
+        ElemType::F16 => 2f64.powi(-10),
+        ElemType::F8(_) => 2f64.powi(-2),
+        _ => return (rtol, atol_factor),
+    };
+    (rtol.max(4.0 * ulp), atol_factor.max(ulp))
+}
+
 pub fn max_abs(t: &Tensor) -> f64 {
     parts(t)
         .iter()

@@ -5,11 +5,13 @@
 //! `[batch, feature, spatial...]` / `[out_feature, in_feature, spatial...]`; each
 //! (batch group, feature group) becomes one GEMM of the im2col matrix with the kernel;
 //! the `[batch, feature, spatial...]` result is transposed to the result layout.
-//! f32 runs through `matrixmultiply::sgemm`; other real types are computed in f64 and
+//! f32 accumulates each output in f32, in XLA:CPU's order (kernel positions outer,
+//! input features inner; products rounded, no fused multiply-add), so results match
+//! XLA's bit for bit on small convolutions; other real types are computed in f64 and
 //! rounded to the result type.
 
 use crate::dispatch::Ctx;
-use crate::linalg::{gemm_f32, gemm_f64};
+use crate::linalg::gemm_f64;
 use crate::reduce::bump;
 use crate::shape::{dims, strides, transpose};
 use crate::tensor::Tensor;
@@ -183,7 +185,7 @@ fn conv(
                     // Kernel block [og, ig*kn] for output features o0..o0+og, used transposed.
                     let kb = &rv32[o0 * kcols..(o0 + og) * kcols];
                     let mut tmp = vec![0f32; on * og];
-                    gemm_f32(on, kcols, og, &cols, (kcols, 1), kb, (1, kcols), &mut tmp);
+                    dot_kernel_major(&cols, kb, (ig, kn), &mut tmp);
                     for k in 0..on {
                         for oc in 0..og {
                             res32[cell(k, oc)] = tmp[k * og + oc];
@@ -233,4 +235,28 @@ fn conv(
         return Err("unsupported result type".into());
     }
     transpose(&canon, &perm, out)
+}
+
+/// `out[i, j] = sum_p cols[i, p] * kernel[j, p]` over im2col rows `cols` (columns
+/// ordered (input feature, kernel position)) and kernel rows, accumulated in f32 with
+/// kernel positions outer and input features inner. `out` is `[rows, kernel rows]`.
+fn dot_kernel_major(cols: &[f32], kernel: &[f32], (ig, kn): (usize, usize), out: &mut [f32]) {
+    let k = ig * kn;
+    if k == 0 {
+        out.fill(0.0);
+        return;
+    }
+    let n = kernel.len() / k;
+    for (row, dst) in cols.chunks_exact(k).zip(out.chunks_exact_mut(n)) {
+        for (w, d) in kernel.chunks_exact(k).zip(dst.iter_mut()) {
+            let mut acc = 0f32;
+            for q in 0..kn {
+                for ch in 0..ig {
+                    let p = ch * kn + q;
+                    acc += row[p] * w[p];
+                }
+            }
+            *d = acc;
+        }
+    }
 }

@@ -83,7 +83,14 @@ impl<'m> Interp<'m> {
         })
     }
 
-    fn set(&mut self, v: ValueId, val: Val) {
+    /// Unbinds `v`.
+    pub(crate) fn clear(&mut self, v: ValueId) {
+        if let Some(slot) = self.env.get_mut(v.index()) {
+            *slot = None;
+        }
+    }
+
+    pub(crate) fn set(&mut self, v: ValueId, val: Val) {
         if let Some(slot) = self.env.get_mut(v.index()) {
             *slot = Some(val);
         }

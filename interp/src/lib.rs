@@ -5,8 +5,9 @@
 //! * [`tensor`] — host tensors ([`Tensor`]) and the byte encoding of every element type;
 //! * [`floatfmt`] — the f8/f6/f4 formats and `reduce_precision`;
 //! * `eval` / `dispatch` — regions, control flow, and the routing of each op;
-//! * `elementwise`, `convert`, `shape`, `gather`, `reduce`, `sort`, `linalg`, `linalg2`,
-//!   `conv`, `batchnorm`, `rng`, `collectives`, `custom`, `check` — op semantics;
+//! * `elementwise` (with `complexfn`: accurate complex elementary functions), `convert`,
+//!   `shape`, `gather`, `reduce`, `sort`, `linalg`, `linalg2`, `conv`, `batchnorm`, `rng`,
+//!   `collectives`, `custom`, `check` — op semantics;
 //! * [`npz`] — `.npz` input/output files; [`compare`] — tolerance checks for tests.
 //!
 //! Invariants: running user input never panics — every failure is an [`InterpError`];
@@ -16,6 +17,7 @@ mod batchnorm;
 pub mod check;
 mod collectives;
 pub mod compare;
+mod complexfn;
 mod conv;
 mod convert;
 mod custom;
@@ -34,6 +36,7 @@ mod region;
 mod rng;
 mod shape;
 mod sort;
+pub mod step;
 pub mod tensor;
 
 pub use compare::{compare, Mismatch};

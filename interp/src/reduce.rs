@@ -8,7 +8,7 @@
 
 use crate::dispatch::Ctx;
 use crate::eval::{Interp, Res, Val};
-use crate::region::{classify, fold_chunks, scalar_at, Body};
+use crate::region::{classify, fold_chunks, scalar_at, Accum, Body};
 use crate::shape::{dims, strides, transpose};
 use crate::tensor::{Data, Tensor};
 use neuronc_ir::{OpKind, RegionId, TensorType};
@@ -51,7 +51,8 @@ fn move_last(t: &Tensor, red: &[i64]) -> Result<Tensor, String> {
     transpose(t, &perm, &TensorType::new(t.elem(), &shape))
 }
 
-/// Folds `outs` chunks of `chunk` elements of each input with the body.
+/// Folds `outs` chunks of `chunk` elements of each input with the body (`accum` says
+/// how a fast-path f32-class sum or product accumulates).
 fn fold_all(
     it: &mut Interp<'_>,
     region: RegionId,
@@ -59,6 +60,7 @@ fn fold_all(
     inits: &[Tensor],
     outs: &[TensorType],
     chunk: usize,
+    accum: Accum,
 ) -> Res<Vec<Tensor>> {
     let n_out = outs.first().map_or(0, |o| o.num_elements() as usize);
     if srcs.len() == 1 {
@@ -70,6 +72,7 @@ fn fold_all(
                 n_out,
                 chunk,
                 inits[0].data(),
+                accum,
             ) {
                 return Ok(vec![
                     Tensor::new(outs[0].clone(), d).map_err(|e| crate::eval::op_err(k, e))?
@@ -114,7 +117,7 @@ fn reduce(
         .iter()
         .map(|&d| srcs[0].shape().get(d as usize).copied().unwrap_or(0).max(0) as usize)
         .product();
-    fold_all(it, region, &moved, inits, outs, chunk)
+    fold_all(it, region, &moved, inits, outs, chunk, Accum::Wide)
 }
 
 /// Window geometry of `reduce_window` / `select_and_scatter`.
@@ -209,7 +212,8 @@ fn reduce_window(
                 .map_err(|e| cx.err(e))
         })
         .collect::<Res<_>>()?;
-    fold_all(it, region, &windows, inits, outs, chunk)
+    // XLA:CPU folds each window in order in the element type.
+    fold_all(it, region, &windows, inits, outs, chunk, Accum::Sequential)
 }
 
 fn select_and_scatter(

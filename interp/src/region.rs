@@ -4,8 +4,10 @@
 //! new value") and applying such ops to whole chunks of storage without interpreting the
 //! region; plus scalar extraction helpers used by the generic (region-interpreting) paths.
 //! Invariant: a fast path computes exactly what interpreting the region would, except
-//! that f32-class sums and products accumulate in f64 and round once (closer to the
-//! exact value, which is what XLA's reassociated reductions approximate).
+//! that with [`Accum::Wide`] f32-class sums and products accumulate in f64 and round
+//! once (closer to the exact value, which is what XLA's reassociated `reduce`s
+//! approximate). [`Accum::Sequential`] folds in order, rounding every step to the element
+//! type, as XLA:CPU does for the windows of `reduce_window`.
 
 use crate::elementwise::{fmax, fmin};
 use crate::tensor::{round_f32, wrap_int, Data, Tensor};
@@ -55,6 +57,29 @@ pub fn classify(m: &Module, r: RegionId) -> Body {
     }
 }
 
+/// How an f32-class sum or product of a chunk is accumulated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accum {
+    /// In f64, rounded once to the element type at the end.
+    Wide,
+    /// In chunk order, rounded to the element type after every step.
+    Sequential,
+}
+
+/// Sum or product of `c` from `init` for f32-class element type `elem`.
+fn fold_f32(kind: OpKind, elem: ElemType, c: &[f32], init: f32, accum: Accum) -> f32 {
+    let mul = kind == OpKind::Multiply;
+    match accum {
+        Accum::Wide => {
+            let f = |s: f64, &x: &f32| if mul { s * x as f64 } else { s + x as f64 };
+            round_f32(elem, c.iter().fold(init as f64, f) as f32)
+        }
+        Accum::Sequential => c.iter().fold(init, |s, &x| {
+            round_f32(elem, if mul { s * x } else { s + x })
+        }),
+    }
+}
+
 /// Folds each of the `outs` contiguous chunks of `chunk` elements of `src`, starting
 /// from `init` (a one-element storage). Returns `None` if the op/class pair has no fast path.
 pub fn fold_chunks(
@@ -64,6 +89,7 @@ pub fn fold_chunks(
     outs: usize,
     chunk: usize,
     init: &Data,
+    accum: Accum,
 ) -> Option<Data> {
     use OpKind::*;
     if chunk == 0 {
@@ -73,21 +99,8 @@ pub fn fold_chunks(
         (Data::F32(v), Data::F32(i)) => {
             let i0 = i[0];
             let r: Vec<f32> = match kind {
-                Add => chunks(v, chunk)
-                    .map(|c| {
-                        round_f32(
-                            elem,
-                            (c.iter().fold(i0 as f64, |s, &x| s + x as f64)) as f32,
-                        )
-                    })
-                    .collect(),
-                Multiply => chunks(v, chunk)
-                    .map(|c| {
-                        round_f32(
-                            elem,
-                            (c.iter().fold(i0 as f64, |s, &x| s * x as f64)) as f32,
-                        )
-                    })
+                Add | Multiply => chunks(v, chunk)
+                    .map(|c| fold_f32(kind, elem, c, i0, accum))
                     .collect(),
                 Maximum => chunks(v, chunk)
                     .map(|c| c.iter().fold(i0, |s, &x| fmax(s, x)))

@@ -47,7 +47,8 @@ pub fn run_case(path: &Path, rtol: f64, atol_factor: f64, atol_min: f64) -> Resu
             return Err(format!("{key} missing from the npz"));
         };
         let exp: Tensor = a.to_tensor(&key, Some(o.ty())).map_err(|e| e.to_string())?;
-        let (rtol, atol_factor) = narrow_tolerance(o.elem(), rtol, atol_factor);
+        let (rtol, atol_factor) =
+            neuronc_interp::compare::narrow_tolerance(o.elem(), rtol, atol_factor);
         let atol = (atol_factor * neuronc_interp::compare::max_abs(&exp)).max(atol_min);
         compare(&exp, o, rtol, atol).map_err(|e| format!("{key}: {e}"))?;
         if let Err(e) = compare(&exp, o, 0.0, 0.0) {
@@ -59,18 +60,4 @@ pub fn run_case(path: &Path, rtol: f64, atol_factor: f64, atol_min: f64) -> Resu
         outs.len(),
         dt.as_secs_f64() * 1e3
     ))
-}
-
-/// Tolerances widened for results narrower than f32: XLA:CPU keeps bf16/f16 chains in
-/// f32 inside fusions, so results may differ by a few units in the last place of the
-/// narrow type (rtol 4 ulp(1), atol 1 ulp(1) x max|ref|).
-pub fn narrow_tolerance(e: neuronc_ir::ElemType, rtol: f64, atol_factor: f64) -> (f64, f64) {
-    use neuronc_ir::ElemType;
-    let ulp = match e {
-        ElemType::BF16 => 2f64.powi(-7),
-        ElemType::F16 => 2f64.powi(-10),
-        ElemType::F8(_) => 2f64.powi(-2),
-        _ => return (rtol, atol_factor),
-    };
-    (rtol.max(4.0 * ulp), atol_factor.max(ulp))
 }

@@ -9,7 +9,9 @@
 //! block — StableHLO never uses multi-block regions — with block arguments and an ordered
 //! op list ending in a terminator (`stablehlo.return` or `func.return`). A function is a
 //! module item (name, visibility, attributes, per-argument and per-result attributes) whose
-//! body is a region; its arguments are the body's block arguments.
+//! body is a region; its arguments are the body's block arguments. A function whose body
+//! has arguments but no ops is a declaration (`func.func private @f(tensor<2xf32>) -> ...`
+//! without a body, see [`Module::is_declaration`]): it can be called but not run.
 //!
 //! # Invariants (checked by the verifier, relied on everywhere else)
 //! * SSA: every value is defined exactly once, by an op result or a region argument, and
@@ -182,6 +184,14 @@ impl Module {
     }
     pub fn ty(&self, id: TypeId) -> &Type {
         self.types.get(id)
+    }
+
+    /// Whether `f` is a declaration: a signature without a body (its body region holds
+    /// the argument types and no ops).
+    pub fn is_declaration(&self, f: &Func) -> bool {
+        self.regions
+            .get(f.body.index())
+            .is_some_and(|r| r.ops.is_empty())
     }
 
     /// Looks a function up by name.

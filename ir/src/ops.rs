@@ -223,7 +223,13 @@ op_kinds! {
     AllToAll = "stablehlo.all_to_all", COLL;
     CollectivePermute = "stablehlo.collective_permute", COLL;
     CollectiveBroadcast = "stablehlo.collective_broadcast", COLL;
+    /// Reduces operands over each process group; the result lands on the group's root.
+    CollectiveReduce = "stablehlo.collective_reduce", COLL;
     CrossReplicaSum = "stablehlo.cross-replica-sum", COLL;
+    /// Starts its body's single collective or slice op asynchronously: a future.
+    AsyncStart = "stablehlo.async_start", COLL;
+    /// Waits for an `async_start` future and returns its tensor.
+    AsyncDone = "stablehlo.async_done", SE;
     // ---- StableHLO: dynamic-shape ops (parsed; static shapes only) ----
     DynamicBroadcastInDim = "stablehlo.dynamic_broadcast_in_dim", NO;
     DynamicConv = "stablehlo.dynamic_conv", X;

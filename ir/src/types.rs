@@ -1,4 +1,4 @@
-//! Element types, tensor/tuple/token types and the type interner.
+//! Element types, tensor/tuple/token/future types and the type interner.
 //!
 //! Owns: [`ElemType`] (every StableHLO element type), [`Type`] and [`TypeId`], and
 //! [`TypeInterner`], which hands out one id per structurally distinct type.
@@ -205,12 +205,15 @@ impl fmt::Display for ElemType {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TypeId(pub u32);
 
-/// A value type: a ranked static tensor, a tuple, or a token.
+/// A value type: a ranked static tensor, a tuple, a token, or a future.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Type {
     Tensor(TensorType),
     Tuple(Box<[TypeId]>),
     Token,
+    /// `!stablehlo.future<T, ...>`: the tensors an `async_start` will produce (each
+    /// element is a tensor type).
+    Future(Box<[TypeId]>),
 }
 
 /// A ranked tensor with static shape. Rank-0 tensors are scalars.
@@ -276,7 +279,8 @@ impl TypeInterner {
     pub fn is_empty(&self) -> bool {
         self.types.is_empty()
     }
-    /// Writes the MLIR spelling of a type (`tensor<2x3xf32>`, `tuple<...>`, `!stablehlo.token`).
+    /// Writes the MLIR spelling of a type (`tensor<2x3xf32>`, `tuple<...>`, `!stablehlo.token`,
+    /// `!stablehlo.future<...>`).
     pub fn write(&self, id: TypeId, out: &mut String) {
         use std::fmt::Write;
         match self.get(id) {
@@ -298,6 +302,16 @@ impl TypeInterner {
                 out.push('>');
             }
             Type::Token => out.push_str("!stablehlo.token"),
+            Type::Future(elems) => {
+                out.push_str("!stablehlo.future<");
+                for (i, e) in elems.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    self.write(*e, out);
+                }
+                out.push('>');
+            }
         }
     }
     /// The MLIR spelling of a type as a new string.

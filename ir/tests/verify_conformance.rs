@@ -5,10 +5,12 @@
 //! part of this repository. `tools/stablehlo_conformance.sh` is the front end.
 //!
 //! Cases (positive: no `expected-error`; negative: with one) count only when static-shaped
-//! (no `?`, no `!quant`, no bounded-dynamism encodings, no unranked tensors); the others
-//! are counted and reported as skipped, as the IR holds static shapes only. A negative case
-//! rejected by the parser counts as rejected, and is reported separately. A parser or
-//! verifier panic is a crash: counted, reported, and the test fails.
+//! (no `?`, no `!quant`, no bounded-dynamism or sparse encodings, no unranked tensors);
+//! the others are counted and reported as skipped, as the IR holds static dense shapes
+//! only. A negative case rejected by the parser counts as rejected, and is reported
+//! separately. A parser or verifier panic is a crash: counted, reported, and the test
+//! fails. Directories in the list stand for their `*.mlir` files (e.g. the JAX-generated
+//! `stablehlo/testdata`, all positive).
 //!
 //! Files without `// -----` (the round-trip and printer tests) hold one test per top-level
 //! `func.func`; they are split into one case per function, each with the file's preamble
@@ -31,14 +33,25 @@ struct Tally {
     crashes: usize,
 }
 
-/// Whether the code (not the comments) of a chunk is free of dynamic and quantized types.
+/// Whether the code (not the comments) of a chunk is free of dynamic and quantized types
+/// and of sparse tensor encodings (an MLIR extension outside the StableHLO spec).
 fn is_static(chunk: &str) -> bool {
-    chunk.lines().all(|l| {
-        let code = l.split("//").next().unwrap_or("");
+    let code = || chunk.lines().map(|l| l.split("//").next().unwrap_or(""));
+    let sparse: Vec<String> = code()
+        .filter_map(|l| {
+            let (name, rhs) = l.split_once('=')?;
+            let name = name.trim().strip_prefix('#')?;
+            rhs.trim_start()
+                .starts_with("#sparse_tensor.encoding")
+                .then(|| format!(", #{name}>"))
+        })
+        .collect();
+    code().all(|code| {
         !(code.contains('?')
             || code.contains("!quant")
             || code.contains("bounds")
-            || code.contains("tensor<*"))
+            || code.contains("tensor<*")
+            || sparse.iter().any(|s| code.contains(s.as_str())))
     })
 }
 
@@ -83,6 +96,20 @@ fn line_of(chunk: &str, byte: usize) -> usize {
         .count()
 }
 
+/// The first function line, or the module line when there is no function.
+fn case_name(chunk: &str) -> &str {
+    let f = first_func(chunk);
+    if f.is_empty() {
+        chunk
+            .lines()
+            .find(|l| l.contains("module"))
+            .unwrap_or("")
+            .trim()
+    } else {
+        f
+    }
+}
+
 fn first_func(chunk: &str) -> &str {
     chunk
         .lines()
@@ -117,12 +144,12 @@ fn tally_positive(t: &mut Tally, chunk: &str, outcome: Outcome, verbose: bool) {
         Outcome::Unparsed(e) => {
             t.pos_unparsed += 1;
             if verbose {
-                println!("POS-UNPARSED {}: {e}", first_func(chunk));
+                println!("POS-UNPARSED {}: {e}", case_name(chunk));
             }
         }
         Outcome::Rejected(d) => {
             if verbose {
-                println!("POS-REJECTED {}: {}", first_func(chunk), d[0].message);
+                println!("POS-REJECTED {}: {}", case_name(chunk), d[0].message);
             }
         }
     }
@@ -140,8 +167,7 @@ fn tally_negative(t: &mut Tally, chunk: &str, outcome: Outcome, verbose: bool) {
         Outcome::Rejected(d) => {
             t.neg_rejected += 1;
             let want = expected_lines(chunk);
-            if d
-                .iter()
+            if d.iter()
                 .any(|d| want.contains(&line_of(chunk, d.span.start as usize)))
             {
                 t.neg_at_line += 1;
@@ -204,13 +230,18 @@ fn per_function_cases(src: &str) -> Vec<String> {
         .collect()
 }
 
-/// Whether `text` mentions the symbol `@name` (not as a prefix of a longer name).
+/// Whether the code (not the comments) of `text` mentions the symbol `@name` (not as a
+/// prefix of a longer name).
 fn refers_to(text: &str, name: &str) -> bool {
     let pat = format!("@{name}");
-    text.match_indices(&pat).any(|(i, _)| {
-        !text[i + pat.len()..]
-            .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-    })
+    text.lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .any(|code| {
+            code.match_indices(&pat).any(|(i, _)| {
+                !code[i + pat.len()..]
+                    .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+            })
+        })
 }
 
 fn run_file(path: &str, t: &mut Tally, verbose: bool) {
@@ -268,7 +299,7 @@ fn report(t: &Tally) {
     println!("expected-error static cases: {} ({} rejected by the parser); verifier rejected {} = {:.1}% of parsed, {:.1}% incl. parser rejections", t.neg, t.neg_unparsed, t.neg_rejected, pct(t.neg_rejected, parsed_neg), pct(t.neg_rejected + t.neg_unparsed, t.neg));
     println!("expected-error cases rejected with a diagnostic on the annotated line: {} = {:.1}% of the verifier's rejections", t.neg_at_line, pct(t.neg_at_line, t.neg_rejected));
     println!(
-        "skipped dynamic/quantized cases: {} positive, {} expected-error",
+        "skipped dynamic/quantized/sparse cases: {} positive, {} expected-error",
         t.skipped_pos, t.skipped_neg
     );
     println!("crashes: {}", t.crashes);
@@ -285,7 +316,8 @@ fn stablehlo_verifier_conformance() {
     // Panics are caught and counted; keep their messages off the report.
     std::panic::set_hook(Box::new(|_| {}));
     let mut total = Tally::default();
-    for f in files.split(':').filter(|f| !f.is_empty()) {
+    for f in expand_dirs(&files) {
+        let f = f.as_str();
         let mut t = Tally::default();
         run_file(f, &mut t, verbose);
         if per_file {
@@ -304,6 +336,26 @@ fn stablehlo_verifier_conformance() {
     let _ = std::panic::take_hook();
     report(&total);
     assert_eq!(total.crashes, 0, "the parser or verifier panicked");
+}
+
+/// The colon-separated list with each directory replaced by its `*.mlir` files, sorted.
+fn expand_dirs(list: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in list.split(':').filter(|f| !f.is_empty()) {
+        match std::fs::read_dir(f) {
+            Ok(rd) => {
+                let mut inner: Vec<String> = rd
+                    .filter_map(|e| e.ok())
+                    .map(|e| e.path().to_string_lossy().into_owned())
+                    .filter(|p| p.ends_with(".mlir"))
+                    .collect();
+                inner.sort();
+                out.extend(inner);
+            }
+            Err(_) => out.push(f.to_string()),
+        }
+    }
+    out
 }
 
 impl Tally {

@@ -1,10 +1,13 @@
 //! `neuronc-backend`: the NeuronCore back end of neuronc-rs.
 //!
 //! * [`hlo`] — XLA `HloModuleProto` / HLO text emission (the artifact neuronx-cc reads).
+//! * [`sim`] — functional simulation of the compiled program (kernel by kernel, PSUM
+//!   accumulation, auto-cast), the numbers `run --engine sim` prints.
 //! * [`target`] — NeuronCore-v2/v3 hardware model as data: engines, memories, costs.
 
 pub mod engine;
 pub mod hlo;
+pub mod sim;
 pub mod target;
 
 pub use hlo::{emit_hlo_module, HloArtifacts, HloError, HloOptions};

@@ -51,7 +51,8 @@ fn callee_name(m: &Module, call: OpId) -> Option<&str> {
     }
 }
 
-/// The first live call (in module order) whose callee exists and is not recursive.
+/// The first live call (in module order) whose callee exists, has a body and is not
+/// recursive.
 fn next_call(m: &Module, recursive: &FxHashSet<String>) -> Option<(OpId, usize)> {
     let mut found = None;
     m.walk_ops(|op| {
@@ -64,7 +65,12 @@ fn next_call(m: &Module, recursive: &FxHashSet<String>) -> Option<(OpId, usize)>
         if recursive.contains(name) {
             return;
         }
-        if let Some(idx) = m.funcs.iter().position(|f| f.name == name) {
+        // Declarations (no body) have nothing to inline.
+        if let Some(idx) = m
+            .funcs
+            .iter()
+            .position(|f| f.name == name && !m.is_declaration(f))
+        {
             found = Some((op, idx));
         }
     });

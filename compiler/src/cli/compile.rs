@@ -18,6 +18,16 @@ pub enum Cast {
     All,
 }
 
+impl Cast {
+    pub fn to_auto_cast(self) -> AutoCast {
+        match self {
+            Cast::None => AutoCast::None,
+            Cast::Matmult => AutoCast::Matmult,
+            Cast::All => AutoCast::All,
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct CompileArgs {
     /// Input file (`-` reads stdin).
@@ -37,11 +47,7 @@ impl Command for CompileArgs {
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Status, Error> {
         let opts = BuildOptions {
             target: self.target.clone(),
-            auto_cast: match self.auto_cast {
-                Cast::None => AutoCast::None,
-                Cast::Matmult => AutoCast::Matmult,
-                Cast::All => AutoCast::All,
-            },
+            auto_cast: self.auto_cast.to_auto_cast(),
         };
         let mut built = None;
         let (_, status) = input::each_unit(ctx, &self.file, |session, unit| {

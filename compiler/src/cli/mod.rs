@@ -17,6 +17,7 @@ mod explain;
 mod fmt;
 mod input;
 mod opt;
+mod random;
 pub mod render;
 mod run;
 mod stats;

@@ -1,34 +1,64 @@
-//! `neuronc-rs run FILE [--function F] [--inputs IN.npz] [-o OUT.npz] [--expected EXP.npz]`:
-//! runs a function with the reference interpreter (`neuronc-interp`).
+//! `neuronc-rs run FILE [--entry F] [--inputs IN.npz | --random-inputs SEED] [-o OUT.npz]
+//! [--expected EXP.npz] [--engine interp|sim]`: runs a function with the reference
+//! interpreter (`neuronc-interp`), or (`--engine sim`) compiles it as `compile` does and
+//! runs the kernels in the NeuronCore functional simulator (`neuronc_backend::sim`).
 //!
 //! Inputs are the `arg_000`, `arg_001`, ... arrays of an `.npz` file (default: `FILE`
-//! with the extension `.npz`, when it exists). Results are printed one per line (values
-//! too when small), optionally written as `out_000`, ... to `-o`, and optionally compared
-//! with the `out_*` arrays of `--expected` (exit 1 on any mismatch).
+//! with the extension `.npz`, when it exists), or deterministic pseudo-random values
+//! (`--random-inputs SEED`; `--save-inputs` writes them for other tools). Results are
+//! printed one per line (values too when small), optionally written as `out_000`, ... to
+//! `-o`, and optionally compared with the `out_*` arrays of `--expected` (exit 1 on any
+//! mismatch).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use neuronc_interp::{npz, RunOptions, Tensor};
 
-use super::{input, Command, Ctx, Status};
+use super::compile::Cast;
+use super::{input, random, Command, Ctx, Status};
 use crate::error::Error;
 use crate::source::Unit;
 
 /// Results with at most this many elements are printed with their values.
 const MAX_PRINTED_ELEMENTS: usize = 16;
 
+/// Who executes the function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Engine {
+    Interp,
+    Sim,
+}
+
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// Input file (`-` reads stdin).
     pub file: String,
     /// Function to run (default: `main`, else the only public function).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", alias = "entry")]
     pub function: Option<String>,
     /// `.npz` with the arguments `arg_000`, ... (default: FILE with extension `.npz`).
-    #[arg(long, value_name = "IN.npz")]
+    #[arg(long, value_name = "IN.npz", conflicts_with = "random_inputs")]
     pub inputs: Option<PathBuf>,
+    /// Pseudo-random arguments from this seed: floats in [-1, 1), integers in [0, 4),
+    /// booleans by coin flip (the distributions of `tools/xla_run.py --random-inputs`).
+    #[arg(long, value_name = "SEED")]
+    pub random_inputs: Option<u64>,
+    /// Also write the arguments used as `arg_000`, ... to this `.npz`.
+    #[arg(long, value_name = "IN.npz")]
+    pub save_inputs: Option<PathBuf>,
+    /// `interp`: the reference interpreter; `sim`: the compiled kernels in the NeuronCore
+    /// functional simulator.
+    #[arg(long, value_enum, default_value = "interp")]
+    pub engine: Engine,
+    /// With `--engine sim`: the NeuronCore generation.
+    #[arg(long, default_value = "trn1", value_parser = ["trn1", "trn2", "inf2"])]
+    pub target: String,
+    /// With `--engine sim`: which matmul operands run in bf16 (default: none, so results
+    /// are comparable with the framework's f32 outputs).
+    #[arg(long, value_enum, default_value = "none")]
+    pub auto_cast: Cast,
     /// Write the results as `out_000`, ... to this `.npz`.
     #[arg(short, long, value_name = "OUT.npz")]
     pub output: Option<PathBuf>,
@@ -67,12 +97,45 @@ impl Command for RunArgs {
             })?,
         };
         let inputs = self.load_inputs(ctx, &module, &func)?;
-        let options = RunOptions {
-            replicas: self.replicas,
-            partitions: self.partitions,
-        };
-        let results = ctx.session.run(&module, &func, inputs, &options)?;
+        if let Some(path) = &self.save_inputs {
+            let items: Vec<(String, &Tensor)> = inputs
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (npz::arg_key(i), t))
+                .collect();
+            npz::write_npz(&ctx.resolve(path), &items).map_err(|source| Error::Npz {
+                path: path.display().to_string(),
+                source,
+            })?;
+        }
         let mut report = String::new();
+        let results = match self.engine {
+            Engine::Interp => {
+                let options = RunOptions {
+                    replicas: self.replicas,
+                    partitions: self.partitions,
+                };
+                ctx.session.run(&module, &func, inputs, &options)?
+            }
+            Engine::Sim => {
+                let (results, r) = crate::build::simulate(
+                    module,
+                    &func,
+                    inputs,
+                    &self.target,
+                    self.auto_cast.to_auto_cast(),
+                )?;
+                let _ = writeln!(
+                    report,
+                    "engine sim ({}): {} kernels, {} instructions, predicted {:.3} ms",
+                    self.target,
+                    r.kernels,
+                    r.instructions,
+                    r.predicted_time_s * 1e3
+                );
+                results
+            }
+        };
         for (i, t) in results.iter().enumerate() {
             let _ = writeln!(report, "{}: {}", npz::out_key(i), describe(t));
         }
@@ -100,6 +163,9 @@ impl RunArgs {
         func: &str,
     ) -> Result<Vec<Tensor>, Error> {
         let types = neuronc_interp::arg_types(module, func)?;
+        if let Some(seed) = self.random_inputs {
+            return Ok(random::inputs(&types, seed));
+        }
         let path = match &self.inputs {
             Some(p) => p.clone(),
             None if self.file != "-" => Path::new(&self.file).with_extension("npz"),

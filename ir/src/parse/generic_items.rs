@@ -2,7 +2,8 @@
 //! `"func.func"() <{function_type = ..., sym_name = ...}> ({^bb0(...): ...}) : () -> ()`,
 //! as MLIR prints with `--mlir-print-op-generic`.
 //!
-//! Invariant: the function's block arguments must match `function_type`'s inputs; the
+//! Invariant: the function's block arguments must match `function_type`'s inputs (a
+//! declaration's empty region `({})` takes them from `function_type`); the
 //! inherent attributes (`sym_name`, `sym_visibility`, `function_type`, `arg_attrs`,
 //! `res_attrs`) become [`Func`] fields, everything else stays in `Func::attrs`.
 
@@ -94,6 +95,13 @@ impl<'a> Parser<'a> {
         let Some((ins, outs)) = fty else {
             return self.err_at(span, "generic func.func without 'function_type'");
         };
+        let reg = self.m.region(body);
+        if reg.ops.is_empty() && reg.args.is_empty() {
+            // A declaration (`({})`): the body region only keeps the argument types.
+            for &t in ins.iter() {
+                self.m.add_region_arg(body, t);
+            }
+        }
         let arg_tys: Vec<_> = self
             .m
             .region(body)

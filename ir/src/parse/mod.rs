@@ -73,6 +73,10 @@ pub fn split_input(src: &str) -> Vec<(usize, &str)> {
     out
 }
 
+/// A function's arguments as parsed: name token (`None` in a declaration written with
+/// types only) and type, plus one attribute dictionary per argument.
+type FuncArgs = (Vec<(Option<Token>, TypeId)>, Vec<NamedAttrs>);
+
 /// What a pending `loc(...)` belongs to.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum LocTarget {
@@ -355,27 +359,7 @@ impl<'a> Parser<'a> {
         };
         let name_tok = self.expect(Tok::At, "function name '@...'")?;
         let name = self.symbol_name(name_tok)?;
-        self.expect(Tok::LParen, "'(' to open the argument list")?;
-        let mut args = Vec::new();
-        let mut arg_attrs = Vec::new();
-        if !self.eat(Tok::RParen) {
-            loop {
-                let at = self.expect(Tok::Percent, "argument name '%...'")?;
-                self.expect(Tok::Colon, "':' after argument name")?;
-                let ty = self.parse_type()?;
-                args.push((at, ty));
-                arg_attrs.push(if self.at(Tok::LBrace) {
-                    self.parse_attr_dict()?
-                } else {
-                    NamedAttrs::new()
-                });
-                self.parse_opt_loc()?;
-                if self.eat(Tok::RParen) {
-                    break;
-                }
-                self.expect(Tok::Comma, "',' or ')' in argument list")?;
-            }
-        }
+        let (args, arg_attrs) = self.parse_func_args()?;
         let body = self.m.add_region(None);
         let (result_types, result_attrs) = self.parse_func_results()?;
         let attrs = if self.eat_kw("attributes") {
@@ -395,14 +379,23 @@ impl<'a> Parser<'a> {
             loc: None,
             span: Span::default(),
         });
-        if !self.at(Tok::LBrace) {
-            let t = self.peek();
-            return self.err_expected(
-                t,
-                "'{' to open the function body (declarations are unsupported)",
-            );
+        if self.at(Tok::LBrace) {
+            let named: Option<Vec<(Token, TypeId)>> =
+                args.iter().map(|&(t, ty)| Some((t?, ty))).collect();
+            let Some(named) = named else {
+                let t = self.peek();
+                return self.err_at(
+                    Self::span_of(t),
+                    "a function with a body needs named arguments ('%name: type')",
+                );
+            };
+            self.parse_region_body(body, &named)?;
+        } else {
+            // A declaration: the body region keeps the argument types and has no ops.
+            for &(_, ty) in &args {
+                self.m.add_region_arg(body, ty);
+            }
         }
-        self.parse_region_body(body, &args)?;
         let end = self.pos as u32;
         if let Some((s, e)) = self.parse_opt_loc()? {
             self.pending_locs.push((LocTarget::Func(fid), s, e));
@@ -412,6 +405,39 @@ impl<'a> Parser<'a> {
             end,
         };
         Ok(())
+    }
+
+    /// `(%a: t {attrs}? loc?, ...)`, or `(t {attrs}?, ...)` as declarations are written:
+    /// argument tokens (`None` when unnamed), types and attribute dictionaries.
+    fn parse_func_args(&mut self) -> PResult<FuncArgs> {
+        self.expect(Tok::LParen, "'(' to open the argument list")?;
+        let mut args = Vec::new();
+        let mut arg_attrs = Vec::new();
+        if self.eat(Tok::RParen) {
+            return Ok((args, arg_attrs));
+        }
+        let named = self.at(Tok::Percent);
+        loop {
+            let at = if named {
+                let at = self.expect(Tok::Percent, "argument name '%...'")?;
+                self.expect(Tok::Colon, "':' after argument name")?;
+                Some(at)
+            } else {
+                None
+            };
+            let ty = self.parse_type()?;
+            args.push((at, ty));
+            arg_attrs.push(if self.at(Tok::LBrace) {
+                self.parse_attr_dict()?
+            } else {
+                NamedAttrs::new()
+            });
+            self.parse_opt_loc()?;
+            if self.eat(Tok::RParen) {
+                return Ok((args, arg_attrs));
+            }
+            self.expect(Tok::Comma, "',' or ')' in argument list")?;
+        }
     }
 
     fn parse_func_results(&mut self) -> PResult<(Vec<TypeId>, Vec<NamedAttrs>)> {

@@ -3,7 +3,8 @@
 //!
 //! Invariants: a name is visible from its definition to the end of its region (and in
 //! nested regions); leaving a region restores the enclosing bindings (undo log); operand
-//! types are checked against the value's defining type.
+//! types are checked against the value's defining type. `arith.constant` of a tensor is
+//! read as `stablehlo.constant` (see `op_kind`).
 
 use super::lexer::{Tok, Token};
 use super::scope::Binding;
@@ -272,7 +273,7 @@ impl<'a> Parser<'a> {
                 let kind = match name {
                     "return" => OpKind::FuncReturn,
                     "call" => OpKind::Call,
-                    _ => match OpKind::from_name(name) {
+                    _ => match op_kind(name) {
                         Some(k) => k,
                         None => {
                             return self.err_at(
@@ -331,7 +332,7 @@ impl<'a> Parser<'a> {
         let name_tok = self.bump();
         let raw = self.text(name_tok);
         let name = &raw[1..raw.len() - 1];
-        let kind = match OpKind::from_name(name) {
+        let kind = match op_kind(name) {
             Some(k) => k,
             None => {
                 return self.err_at(
@@ -386,5 +387,16 @@ impl<'a> Parser<'a> {
                 return Ok(out);
             }
         }
+    }
+}
+
+/// The kind an op name is read as: its own [`OpKind`], or for `arith.constant` (which
+/// StableHLO's tests and some producers use for tensor constants) `stablehlo.constant`,
+/// whose semantics it shares for tensor values; it prints back as `stablehlo.constant`.
+/// Scalar (non-tensor) `arith.constant` values are rejected by the constant syntax.
+fn op_kind(name: &str) -> Option<OpKind> {
+    match name {
+        "arith.constant" => Some(OpKind::Constant),
+        _ => OpKind::from_name(name),
     }
 }

@@ -1,4 +1,5 @@
-//! Type syntax: `tensor<2x3xf32>`, `tuple<...>`, `!stablehlo.token`, element types,
+//! Type syntax: `tensor<2x3xf32>`, `tuple<...>`, `!stablehlo.token`,
+//! `!stablehlo.future<...>`, element types,
 //! `complex<f32>`, function types `(a, b) -> c`.
 //!
 //! Invariants: only ranked, static tensors are accepted (dynamic dims, unranked tensors,
@@ -41,6 +42,9 @@ impl<'a> Parser<'a> {
                 if name == "!stablehlo.token" {
                     return Ok(self.m.types.intern(Type::Token));
                 }
+                if name == "!stablehlo.future" {
+                    return self.parse_future_elems();
+                }
                 if let Some(&ty) = self.type_aliases.get(name) {
                     return Ok(ty);
                 }
@@ -59,6 +63,29 @@ impl<'a> Parser<'a> {
             }
             _ => self.err_expected(t, "type"),
         }
+    }
+
+    /// `<tensor, ...>` after `!stablehlo.future`: one or more tensor types.
+    fn parse_future_elems(&mut self) -> PResult<TypeId> {
+        self.enter()?;
+        self.expect(Tok::Less, "'<' after '!stablehlo.future'")?;
+        let mut elems = Vec::new();
+        loop {
+            let t = self.peek();
+            if !(t.kind == Tok::Ident && self.text(t) == "tensor") {
+                return self.err_at(
+                    Self::span_of(t),
+                    "future element type must be a ranked tensor",
+                );
+            }
+            elems.push(self.parse_tensor_type()?);
+            if self.eat(Tok::Greater) {
+                break;
+            }
+            self.expect(Tok::Comma, "',' or '>' in future type")?;
+        }
+        self.leave();
+        Ok(self.m.types.intern(Type::Future(elems.into())))
     }
 
     /// `tensor<...>`; the cursor is on the `tensor` keyword.

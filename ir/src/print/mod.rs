@@ -7,7 +7,8 @@
 //! Invariants: output is deterministic and re-parses (with our parser and with MLIR's)
 //! to an equal module; values are numbered per function like MLIR does (an op's region is
 //! numbered after the enclosing region's values; sibling regions reuse numbers); an op
-//! whose attributes do not fit its pretty syntax is printed in the generic form.
+//! whose attributes do not fit its pretty syntax is printed in the generic form; a
+//! function declaration prints as its signature (argument types, no names, no body).
 
 mod attr;
 mod pretty;
@@ -95,12 +96,15 @@ impl<'m> Printer<'m> {
         attr::write_symbol(&mut self.out, &f.name);
         self.out.push('(');
         let args = &m.region(f.body).args;
+        let declaration = m.is_declaration(f);
         for (i, &a) in args.iter().enumerate() {
             if i > 0 {
                 self.out.push_str(", ");
             }
-            self.value(a);
-            self.out.push_str(": ");
+            if !declaration {
+                self.value(a);
+                self.out.push_str(": ");
+            }
             self.ty_of(a);
             if let Some(d) = f.arg_attrs.get(i).filter(|d| !d.is_empty()) {
                 self.out.push(' ');
@@ -133,10 +137,12 @@ impl<'m> Printer<'m> {
             self.out.push_str(" attributes ");
             write_attr_dict(self, &f.attrs);
         }
-        self.out.push_str(" {\n");
-        self.print_region_ops(f.body, true);
-        self.pad();
-        self.out.push('}');
+        if !declaration {
+            self.out.push_str(" {\n");
+            self.print_region_ops(f.body, true);
+            self.pad();
+            self.out.push('}');
+        }
         if let Some(l) = f.loc.filter(|_| self.opts.debug_locs) {
             self.out.push(' ');
             self.out.push_str(&m.locs[l.index()]);

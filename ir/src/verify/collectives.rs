@@ -1,13 +1,14 @@
 //! Rules of the collectives and I/O ops: `all_gather`, `all_reduce`, `reduce_scatter`,
-//! `all_to_all`, `collective_permute`, `collective_broadcast`, `cross-replica-sum`,
-//! `replica_id`, `partition_id`, `infeed`, `outfeed`, `send`, `recv`.
+//! `all_to_all`, `collective_permute`, `collective_broadcast`, `collective_reduce`,
+//! `cross-replica-sum`, `replica_id`, `partition_id`, `infeed`, `outfeed`, `send`, `recv`.
 //!
 //! Invariants: `replica_groups` is a 2-D integer attribute whose ids are unique and
-//! non-negative (`-1` is padding); the group size is its column count, and shape rules
-//! that depend on it are skipped when the groups are empty (the size is then only known
-//! at run time). `num_replicas`/`num_partitions` bounds are not checked (unknown here).
+//! non-negative (`-1` is padding), or mesh axes of a mesh symbol defined in the module;
+//! the group size is its column count, and shape rules that depend on it are skipped when
+//! the groups are empty or given by mesh axes (the size is then only known at run time).
+//! `num_replicas`/`num_partitions` bounds are not checked (unknown here).
 
-use super::cx::{tensor_str, OpV};
+use super::cx::{opaque_field, tensor_str, OpV};
 use super::reduction::{reducer_body, Acc};
 use crate::attr::Attr;
 use crate::ops::OpKind;
@@ -22,6 +23,7 @@ pub(super) fn check(v: &mut OpV) {
         AllToAll => all_to_all(v),
         CollectivePermute => collective_permute(v),
         CollectiveBroadcast => collective_broadcast(v),
+        CollectiveReduce => collective_reduce(v),
         CrossReplicaSum => same_as_operand(v),
         ReplicaId | PartitionId => v.expect_result(0, ElemType::UInt(32), &[], "", "a scalar ui32"),
         Infeed | Recv => token_in(v),
@@ -39,6 +41,9 @@ fn replica_groups(
     c_range: &str,
     padding_ok: bool,
 ) -> Option<Option<i64>> {
+    if let Some(Attr::Opaque(text)) = v.attr("replica_groups") {
+        return mesh_axes_groups(v, text).then_some(None);
+    }
     let Some((rows, cols, vals)) = v.opt_matrix("replica_groups")? else {
         return Some(None);
     };
@@ -80,6 +85,29 @@ fn replica_groups(
         return None;
     }
     Some((rows > 0 && cols > 0).then_some(cols as i64))
+}
+
+/// `#stablehlo.replica_group_mesh_axes<mesh = @m, axes = [...]>`: groups defined by axes
+/// of a mesh symbol, which must name a module item (their size is not known here).
+fn mesh_axes_groups(v: &mut OpV, text: &str) -> bool {
+    if !text.starts_with("#stablehlo.replica_group_mesh_axes<") {
+        v.err(
+            "",
+            "expects attribute 'replica_groups' to be a 2-D integer elements attribute \
+             or #stablehlo.replica_group_mesh_axes",
+        );
+        return false;
+    }
+    let mesh = opaque_field(text, "mesh").unwrap_or("");
+    let name = mesh.strip_prefix('@').unwrap_or(mesh).trim_matches('"');
+    if !v.g.funcs.contains_key(name) {
+        v.err(
+            "",
+            format!("replica_groups: mesh symbol '{name}' not found"),
+        );
+        return false;
+    }
+    true
 }
 
 /// C: if `use_global_device_ids`, a positive channel id.
@@ -251,11 +279,16 @@ fn all_to_all(v: &mut OpV) -> Option<()> {
         );
         return None;
     }
-    if let Some(g) = g.filter(|&g| g != sc) {
-        v.err(
+    match g {
+        Some(g) if g != sc => v.err(
             "C8",
             format!("expects replica groups of size split_count ({sc}), but they have size {g}"),
-        );
+        ),
+        None if v.attr("replica_groups").is_some() => v.err(
+            "C8",
+            format!("expects replica groups of size split_count ({sc}), but there are none"),
+        ),
+        _ => {}
     }
     for (i, t) in ins.iter().enumerate() {
         if t.rank() != rank || t.shape[sd] % sc != 0 {
@@ -311,6 +344,81 @@ fn collective_permute(v: &mut OpV) -> Option<()> {
         }
     }
     Some(())
+}
+
+/// `collective_reduce`: data operands (plus a trailing root operand when
+/// `has_dynamic_root`), each reduced by a scalar `computation` into a same-shaped result.
+fn collective_reduce(v: &mut OpV) -> Option<()> {
+    replica_groups(v, "C1", "C2", true)?;
+    global_ids(v, "");
+    let dynamic_root = v.flag("has_dynamic_root");
+    let n_ops = v.op.operands.len();
+    if !dynamic_root && n_ops == 0 {
+        v.err("C3", "requires at least one data operand");
+        return None;
+    }
+    let n = if dynamic_root {
+        if n_ops < 2 {
+            v.err(
+                "C3",
+                "with has_dynamic_root requires at least two operands (data + root)",
+            );
+            return None;
+        }
+        dynamic_root_operand(v, n_ops - 1)?;
+        n_ops - 1
+    } else {
+        n_ops
+    };
+    if v.op.results.len() != n {
+        v.err(
+            "C3",
+            format!(
+                "expects one result per data operand ({n}), but got {}",
+                v.op.results.len()
+            ),
+        );
+        return None;
+    }
+    let ins = v.tensors_of(0..n, true)?;
+    for (i, t) in ins.iter().enumerate() {
+        let es = reducer_body(v, v.op.regions[0], &[t.elem], "C4", Acc::Scalar)?;
+        if !super::cx::is_promotable(t.elem, es[0]) {
+            v.err("C4", format!("expects operand #{i} element type {} to be promotable to the computation type {}", t.elem, es[0]));
+            return None;
+        }
+        v.expect_result(
+            i,
+            es[0],
+            &t.shape,
+            "C3",
+            "the operand shape with the computation's element type",
+        )?;
+    }
+    Some(())
+}
+
+/// The root operand of a `has_dynamic_root` collective: a rank-1 `i32` tensor with one
+/// element per data operand (the operands before it).
+fn dynamic_root_operand(v: &mut OpV, i: usize) -> Option<()> {
+    let root = v.operand_ty(i).and_then(|t| v.tensor(t));
+    let s = v.vs(v.op.operands[i]);
+    match root {
+        Some(t) if t.rank() == 1 && t.elem == ElemType::Int(32) => {
+            if t.shape[0] != i as i64 {
+                v.err("C3", format!("expects the dynamic root operand to have one element per data operand ({i}), but got {}", t.shape[0]));
+                return None;
+            }
+            Some(())
+        }
+        _ => {
+            v.err(
+                "C3",
+                format!("expects the dynamic root operand to be a rank-1 i32 tensor, but got {s}"),
+            );
+            None
+        }
+    }
 }
 
 /// Operands (plus one root operand when `has_dynamic_root`) and results pair up by type.

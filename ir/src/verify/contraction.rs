@@ -1,5 +1,7 @@
-//! Rules of the contractions and linear algebra ops: `dot_general`, `dot`, `convolution`,
-//! `cholesky`, `triangular_solve`, `fft`.
+//! Rules of the contractions and linear algebra ops: `dot_general`, `dot`, `convolution`
+//! and `dynamic_conv` (its padding is an operand: checked against a defining constant,
+//! else only its shape and the non-spatial result dimensions are), `cholesky`,
+//! `triangular_solve`, `fft`.
 //!
 //! Invariants: result shapes come from [`super::shape::dot_general`] and
 //! [`super::shape::convolution`]; result *element* types of `dot_general`/`convolution`
@@ -17,7 +19,7 @@ pub(super) fn check(v: &mut OpV) {
     let _ = match v.op.kind {
         DotGeneral => dot_general(v),
         Dot => dot(v),
-        Convolution => convolution(v),
+        Convolution | DynamicConv => convolution(v),
         Cholesky => cholesky(v),
         TriangularSolve => triangular_solve(v),
         Fft => fft(v),
@@ -107,11 +109,15 @@ fn dot_algorithm(v: &mut OpV) {
             "must specify DEFAULT precision config when algorithm is set",
         );
     }
-    for (key, c) in [
+    let mut counts = [0i64; 3];
+    for (i, (key, c)) in [
         ("lhs_component_count", "C22"),
         ("rhs_component_count", "C23"),
         ("num_primitive_operations", "C24"),
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let n = opaque_field(text, key).and_then(|x| x.parse::<i64>().ok());
         if n.is_some_and(|n| n <= 0) {
             v.err(
@@ -121,8 +127,72 @@ fn dot_algorithm(v: &mut OpV) {
                     n.unwrap_or(0)
                 ),
             );
+            return;
         }
+        counts[i] = n.unwrap_or(1);
     }
+    let field = |k| opaque_field(text, k).unwrap_or("");
+    let (lhs, rhs, acc) = (
+        field("lhs_precision_type"),
+        field("rhs_precision_type"),
+        field("accumulation_type"),
+    );
+    let imprecise = field("allow_imprecise_accumulation") == "true";
+    if !known_dot_algorithm(lhs, rhs, acc, counts, imprecise) {
+        v.err(
+            "",
+            format!("dot algorithm not known to be supported on any hardware: {{lhs: {lhs}, rhs: {rhs}, accum: {acc}, components: {}/{}, primitive_ops: {}, imprecise: {imprecise}}}", counts[0], counts[1], counts[2]),
+        );
+    }
+}
+
+/// The dot algorithms StableHLO knows some hardware to support (I8-I10 leave the set to
+/// the implementation; this is StableHLO's own list): single-component operands, and
+/// either any 8-bit float pair accumulating in f32 in one operation (the only case that
+/// may allow imprecise accumulation), or one of a fixed set of
+/// (lhs, rhs, accumulation, primitive operations) combinations.
+fn known_dot_algorithm(
+    lhs: &str,
+    rhs: &str,
+    acc: &str,
+    [lhs_components, rhs_components, ops]: [i64; 3],
+    imprecise: bool,
+) -> bool {
+    if lhs_components != 1 || rhs_components != 1 {
+        return false;
+    }
+    let f8 = |t: &str| {
+        matches!(
+            t,
+            "f8E3M4"
+                | "f8E4M3"
+                | "f8E4M3FN"
+                | "f8E5M2"
+                | "f8E4M3FNUZ"
+                | "f8E4M3B11FNUZ"
+                | "f8E5M2FNUZ"
+        )
+    };
+    if f8(lhs) && f8(rhs) && acc == "f32" && ops == 1 {
+        return true;
+    }
+    if imprecise {
+        return false;
+    }
+    const KNOWN: &[(&str, &str, &str, i64)] = &[
+        ("f16", "f16", "f16", 1),
+        ("f16", "f16", "f32", 1),
+        ("bf16", "bf16", "bf16", 1),
+        ("bf16", "bf16", "f32", 1),
+        ("bf16", "bf16", "f32", 3),
+        ("bf16", "bf16", "f32", 6),
+        ("bf16", "bf16", "f32", 9),
+        ("tf32", "tf32", "f32", 1),
+        ("tf32", "tf32", "f32", 3),
+        ("f32", "f32", "f32", 1),
+        ("f64", "f64", "f64", 1),
+    ];
+    KNOWN.contains(&(lhs, rhs, acc, ops))
 }
 
 fn dot(v: &mut OpV) -> Option<()> {
@@ -200,7 +270,14 @@ fn convolution(v: &mut OpV) -> Option<()> {
         }
     };
     let s = a.rank().saturating_sub(2);
-    let w = conv_window(v, s)?;
+    let mut w = conv_window(v, s)?;
+    let mut padding_known = true;
+    if v.op.kind == OpKind::DynamicConv {
+        match dynamic_padding(v, s)? {
+            Some(p) => w.padding = p,
+            None => padding_known = false,
+        }
+    }
     if let Some(rev) = v.attr("window_reversal") {
         let n = match rev {
             Attr::BoolArray(b) => Some(b.len()),
@@ -231,18 +308,46 @@ fn convolution(v: &mut OpV) -> Option<()> {
         return None;
     }
     match shape::convolution(&a.shape, &b.shape, cd, &w) {
-        Ok(sh) => v.expect_result(
-            0,
-            r.elem,
-            &sh,
-            "C25",
-            "batch / batch_group_count, kernel output features and the number of windows",
-        ),
+        Ok(mut sh) => {
+            if !padding_known {
+                // Spatial sizes depend on the run-time padding: take the result's.
+                for &d in &cd.output_spatial {
+                    if let (Some(x), Some(&y)) = (sh.get_mut(d as usize), r.shape.get(d as usize)) {
+                        *x = y;
+                    }
+                }
+            }
+            v.expect_result(
+                0,
+                r.elem,
+                &sh,
+                "C25",
+                "batch / batch_group_count, kernel output features and the number of windows",
+            )
+        }
         Err(e) => {
             v.shape_err(e);
             None
         }
     }
+}
+
+/// `dynamic_conv`'s padding operand (C4): a `[s, 2]` integer tensor; its `(low, high)`
+/// pairs when a `stablehlo.constant` defines it.
+fn dynamic_padding(v: &mut OpV, s: usize) -> Option<Option<Vec<(i64, i64)>>> {
+    let p = v.operand(2)?;
+    if p.rank() != 2 || !p.elem.is_integer() || p.shape[1] != 2 || p.shape[0] != s as i64 {
+        v.err(
+            "C4",
+            format!(
+                "expects padding to be an integer tensor of shape [{s}, 2], but got {}",
+                tensor_str(p)
+            ),
+        );
+        return None;
+    }
+    let vals = super::dynamic_const(v, 2);
+    Some(vals.map(|x| x.chunks_exact(2).map(|c| (c[0], c[1])).collect()))
 }
 
 fn cholesky(v: &mut OpV) -> Option<()> {

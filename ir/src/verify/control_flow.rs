@@ -1,6 +1,7 @@
 //! Rules of control flow and functions: `while`, `if`, `case`, `optimization_barrier`,
 //! `func.call`, `func.return` (against the enclosing function's signature), and
-//! `stablehlo.return` (whose types are checked by the op owning the region).
+//! `stablehlo.return` (whose types are checked by the op owning the region, or like
+//! `func.return` when it ends a function body).
 //!
 //! Invariants: region argument and terminator types are compared as whole type lists and
 //! reported once per region; callees are looked up by symbol in the module.
@@ -17,7 +18,9 @@ pub(super) fn check(v: &mut OpV) {
         While => while_(v),
         If => if_(v),
         Case => case(v),
-        FuncReturn => func_return(v),
+        // `stablehlo.return` ending a function body (which MLIR allows) is checked like
+        // `func.return`; elsewhere its types are checked by the op owning the region.
+        FuncReturn | Return => func_return(v),
         Call => call(v),
         OptimizationBarrier => barrier(v),
         _ => None,

@@ -3,8 +3,8 @@
 //!
 //! Invariants: a shape operand is only interpreted when it is produced by a
 //! `stablehlo.constant` in the same module (then the result type must match it exactly);
-//! otherwise only the attribute rules are checked. `real_dynamic_slice` and
-//! `dynamic_conv` get structural checks only.
+//! otherwise only the attribute rules are checked. `real_dynamic_slice` gets structural
+//! checks only; `dynamic_conv` is checked with `convolution` (see `contraction`).
 
 use super::cx::{shape_str, tensor_str, OpV};
 use super::shape::{self, check_dims};
@@ -141,7 +141,37 @@ fn gather(v: &mut OpV) -> Option<()> {
         Ok(s) if known.is_some() => {
             v.expect_result(0, a.elem, &s, "C22", "from the constant slice sizes")
         }
-        Ok(_) => Some(()),
+        Ok(s) => {
+            // Offset dimensions come from the run-time slice sizes; the rank and the
+            // batch dimensions do not.
+            let r = v.result(0)?;
+            let batch_ok = (0..s.len())
+                .filter(|d| !g.offset_dims.contains(&(*d as i64)))
+                .all(|d| r.shape.get(d) == Some(&s[d]));
+            if r.rank() != s.len() || !batch_ok {
+                let want = s
+                    .iter()
+                    .enumerate()
+                    .map(|(d, x)| {
+                        if g.offset_dims.contains(&(d as i64)) {
+                            "?".to_string()
+                        } else {
+                            x.to_string()
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join("x");
+                v.err(
+                    "C22",
+                    format!(
+                        "expects a result of shape [{want}] (? for a slice size), but got {}",
+                        tensor_str(r)
+                    ),
+                );
+                return None;
+            }
+            Some(())
+        }
         Err(e) => {
             v.shape_err(e);
             None

@@ -281,6 +281,17 @@ fn constant_like(v: &mut OpV) -> Option<()> {
             ),
         );
     }
+    let value_elem = match v.attr("value") {
+        Some(Attr::Int(_, e) | Attr::Float(_, e)) => Some(*e),
+        Some(Attr::Bool(_)) => Some(crate::types::ElemType::I1),
+        _ => None,
+    };
+    if value_elem.is_some_and(|e| e != r.elem) {
+        v.err(
+            "",
+            format!("value's type doesn't match element return type {}", r.elem),
+        );
+    }
     Some(())
 }
 

@@ -3,7 +3,7 @@
 //!
 //! Owns: [`verify_module`] / [`verify_func`], the structural walk (this file), the per-op
 //! rule families (`elementwise`, `shape_ops`, `contraction`, `reduction`,
-//! `gather_scatter`, `control_flow`, `collectives`, `misc`) and the reusable shape
+//! `gather_scatter`, `control_flow`, `collectives`, `async_ops`, `misc`) and the reusable shape
 //! inference in [`shape`].
 //! Invariants: every violation is collected (never stop at the first), each diagnostic is
 //! anchored at the offending op's span and names the spec constraint it breaks; an op whose
@@ -11,6 +11,7 @@
 //! (no cascades); the verifier never panics, whatever the module, and runs in time linear
 //! in the module size.
 
+mod async_ops;
 mod collectives;
 mod contraction;
 mod control_flow;
@@ -155,7 +156,32 @@ impl<'m> Walker<'m> {
             );
             self.error(f.span, msg);
         }
-        self.walk_region(f.body, None, f.span);
+        if self.m.is_declaration(f) {
+            self.check_declaration(f);
+        } else {
+            self.walk_region(f.body, None, f.span);
+        }
+    }
+
+    /// A declaration (signature without body) must be private and is never the entry.
+    fn check_declaration(&mut self, f: &'m Func) {
+        if f.visibility.is_none() {
+            let msg = format!(
+                "symbol declaration '@{}' cannot have public visibility",
+                f.name
+            );
+            self.error(f.span, msg);
+        } else if f.name == "main" {
+            self.error(
+                f.span,
+                "the entry function '@main' must have a body".to_string(),
+            );
+        }
+        self.check_args(f.body);
+        for &a in &self.m.region(f.body).args {
+            self.visible[a.index()] = false;
+        }
+        self.region_seen[f.body.index()] = true;
     }
 
     /// Walks a region: scoping, terminator placement, then each op's own rules.
@@ -228,7 +254,10 @@ impl<'m> Walker<'m> {
             ),
             Some(&last) => {
                 let k = m.op(last).kind;
-                if k != want {
+                // MLIR's `func.func` takes any terminator; `stablehlo.return` is checked
+                // against the function's result types like `func.return`.
+                let func_return_ok = parent.is_none() && k == OpKind::Return;
+                if k != want && !func_return_ok {
                     let msg = if k.is_terminator() {
                         format!(
                             "{owner} must end with '{}', but ends with '{}'",
@@ -371,6 +400,7 @@ fn arity(k: OpKind) -> Option<(Ar, Ar, Ar)> {
         Pad | Gather | TorchIndexSelect | DotGeneral | Dot | Convolution | TriangularSolve => {
             (E(2), E(1), E(0))
         }
+        DynamicConv => (E(3), E(1), E(0)),
         Scatter => (Min(3), Min(1), E(1)),
         Reduce | ReduceWindow => (Min(2), Min(1), E(1)),
         SelectAndScatter => (E(3), E(1), E(2)),
@@ -391,6 +421,9 @@ fn arity(k: OpKind) -> Option<(Ar, Ar, Ar)> {
         Outfeed | Send => (Min(1), E(1), E(0)),
         AllGather | AllToAll => (Min(1), Min(1), E(0)),
         AllReduce => (Min(1), Min(1), E(1)),
+        CollectiveReduce => (Any, Any, E(1)),
+        AsyncStart => (Any, E(1), E(1)),
+        AsyncDone => (E(1), Min(1), E(0)),
         ReduceScatter => (E(1), E(1), E(1)),
         ChloTopK => (E(1), E(2), E(0)),
         CollectiveBroadcast => (Min(1), Min(1), E(0)),
@@ -414,7 +447,9 @@ fn check_op(v: &mut OpV) {
         | DynamicSlice | DynamicUpdateSlice | Concatenate | Pad | GetDimensionSize => {
             shape_ops::check(v)
         }
-        DotGeneral | Dot | Convolution | Cholesky | TriangularSolve | Fft => contraction::check(v),
+        DotGeneral | Dot | Convolution | DynamicConv | Cholesky | TriangularSolve | Fft => {
+            contraction::check(v)
+        }
         Reduce | ReduceWindow | SelectAndScatter | Sort | Map | BatchNormInference
         | BatchNormTraining | BatchNormGrad => reduction::check(v),
         Gather | Scatter | TorchIndexSelect => gather_scatter::check(v),
@@ -422,8 +457,9 @@ fn check_op(v: &mut OpV) {
             control_flow::check(v)
         }
         AllGather | AllReduce | ReduceScatter | AllToAll | CollectivePermute
-        | CollectiveBroadcast | CrossReplicaSum | ReplicaId | PartitionId | Infeed | Outfeed
-        | Send | Recv => collectives::check(v),
+        | CollectiveBroadcast | CollectiveReduce | CrossReplicaSum | ReplicaId | PartitionId
+        | Infeed | Outfeed | Send | Recv => collectives::check(v),
+        AsyncStart | AsyncDone => async_ops::check(v),
         DynamicBroadcastInDim | DynamicIota | DynamicReshape | DynamicPad | DynamicGather => {
             dynamic::check(v)
         }

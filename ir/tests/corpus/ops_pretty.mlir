@@ -362,3 +362,34 @@ func.func public @chlo(%x: tensor<4xf32>, %y: tensor<4xf32>, %s: tensor<f32>, %c
   %47 = chlo.broadcast_add %45, %46 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %47, %38, %40, %43, %44#0, %44#1 : tensor<4xf32>, tensor<4xi1>, tensor<4xcomplex<f32>>, tensor<4xi32>, tensor<2xf32>, tensor<2xi32>
 }
+
+// ----- async_start_done
+func.func public @async_start_done(%x: tensor<8x2xf32>, %i: tensor<i64>) -> (tensor<8x8xf32>, tensor<4x2xf32>) {
+  %0 = "stablehlo.async_start"(%x) ({
+  ^bb0(%a: tensor<8x2xf32>):
+    %g = "stablehlo.all_gather"(%a) <{all_gather_dim = 1 : i64, replica_groups = dense<[[0]]> : tensor<1x1xi64>}> : (tensor<8x2xf32>) -> tensor<8x8xf32>
+    stablehlo.return %g : tensor<8x8xf32>
+  }) : (tensor<8x2xf32>) -> !stablehlo.future<tensor<8x8xf32>>
+  %1 = "stablehlo.async_start"(%x, %i, %i) ({
+  ^bb0(%a: tensor<8x2xf32>, %b: tensor<i64>, %c: tensor<i64>):
+    %s = stablehlo.dynamic_slice %a, %b, %c, sizes = [4, 2] : (tensor<8x2xf32>, tensor<i64>, tensor<i64>) -> tensor<4x2xf32>
+    stablehlo.return %s : tensor<4x2xf32>
+  }) : (tensor<8x2xf32>, tensor<i64>, tensor<i64>) -> !stablehlo.future<tensor<4x2xf32>>
+  %2 = "stablehlo.async_done"(%0) : (!stablehlo.future<tensor<8x8xf32>>) -> tensor<8x8xf32>
+  %3 = "stablehlo.async_done"(%1) : (!stablehlo.future<tensor<4x2xf32>>) -> tensor<4x2xf32>
+  return %2, %3 : tensor<8x8xf32>, tensor<4x2xf32>
+}
+
+// ----- declaration_call
+func.func private @decl(tensor<4xf32> {jax.arg = 1 : i64}, tensor<i32>) -> tensor<4xf32>
+func.func private @no_args()
+func.func public @declaration_call(%x: tensor<4xf32>, %i: tensor<i32>) -> tensor<4xf32> {
+  %0 = call @decl(%x, %i) : (tensor<4xf32>, tensor<i32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// ----- stablehlo_return_ends_function
+func.func public @stablehlo_return_ends_function(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.negate %x : tensor<4xf32>
+  stablehlo.return %0 : tensor<4xf32>
+}

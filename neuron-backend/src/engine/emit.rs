@@ -46,7 +46,8 @@ pub struct Report {
     pub predicted_time_s: f64,
     /// max(unavoidable per-engine work, compulsory HBM traffic at HBM bandwidth).
     pub roofline_time_s: f64,
-    /// Which term sets the roofline (`PE`, `DVE`, `ACT`, `POOL`, `DVE+ACT+POOL`, `HBM`).
+    /// Which term sets the roofline (`PE`, `DVE`, `ACT`, `POOL`, `DVE+POOL` (v2's shared
+    /// SBUF port), `DVE+ACT+POOL`, `HBM`).
     pub roofline_bound: String,
 }
 
@@ -75,12 +76,21 @@ pub fn report(l: &Lowered, s: &Schedule, model: &CoreModel) -> Report {
         busy[4..].iter().sum::<f64>() / (NUM_STREAMS - 4) as f64,
     );
     let w = &l.work;
-    let pooled = (w.fixed[1] + w.fixed[2] + w.fixed[3] + w.flexible) / 3.0;
+    // On v2, Vector and GpSimd cannot stream SBUF at the same time (facts §1.3, the
+    // scheduler serialises them too), so the elementwise work spreads over two parallel
+    // resources (that port and ScalarE), not three.
+    let (lanes, dve_pool) = if model.shared_ports {
+        (2.0, w.fixed[1] + w.fixed[3])
+    } else {
+        (3.0, w.fixed[1].max(w.fixed[3]))
+    };
+    let pooled = (w.fixed[1] + w.fixed[2] + w.fixed[3] + w.flexible) / lanes;
     let terms = [
         ("PE", w.fixed[0]),
         ("DVE", w.fixed[1]),
         ("ACT", w.fixed[2]),
         ("POOL", w.fixed[3]),
+        ("DVE+POOL", dve_pool),
         ("DVE+ACT+POOL", pooled),
         ("HBM", w.compulsory_hbm_bytes as f64 / model.hbm_core_bw),
     ];

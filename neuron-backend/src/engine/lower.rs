@@ -202,11 +202,11 @@ pub fn lower(
     })
 }
 
-/// The kernels to lower, in a topological order of the kernel graph (Kahn; ties by the
-/// program position of the first op). Kernels on or after a cycle of the fusion plan (which
-/// the plan should never contain) are split into one kernel per op, so lowering still
-/// succeeds.
-fn kernels_in_order(
+/// The kernels to lower, in a topological order of the kernel graph (Kahn; kernels made
+/// ready by the previous one first, then by the program position of the first op).
+/// Kernels on or after a cycle of the fusion plan (which the plan should never contain)
+/// are split into one kernel per op, so lowering still succeeds.
+pub(crate) fn kernels_in_order(
     m: &Module,
     plan: &NeuronPlan,
 ) -> Result<(Vec<Kernel>, Vec<usize>), EngineError> {
@@ -290,12 +290,27 @@ fn kernel_order(m: &Module, plan: &NeuronPlan, ks: &[Kernel]) -> Result<Vec<usiz
         .map(|k| Reverse((key(k), k)))
         .collect();
     let mut order = Vec::with_capacity(ks.len());
-    while let Some(Reverse((_, k))) = ready.pop() {
+    // Kernels made ready by the kernel just placed go first (earliest in program order
+    // among them): they read its outputs while those are still resident in SBUF. This
+    // pulls e.g. an optimizer update up to the gradient kernel that feeds it.
+    let mut hot: Vec<usize> = Vec::new();
+    loop {
+        let k = match hot.iter().enumerate().min_by_key(|(_, &k)| (key(k), k)) {
+            Some((i, _)) => hot.swap_remove(i),
+            None => match ready.pop() {
+                Some(Reverse((_, k))) => k,
+                None => break,
+            },
+        };
         order.push(k);
+        for &h in &hot {
+            ready.push(Reverse((key(h), h)));
+        }
+        hot.clear();
         for &s in &succ[k] {
             indeg[s] -= 1;
             if indeg[s] == 0 {
-                ready.push(Reverse((key(s), s)));
+                hot.push(s);
             }
         }
     }

@@ -12,7 +12,8 @@
 //! * [`classify`] — op → engine work table.
 //! * [`tiling`] — tiles, matmul dimensions, storage roots.
 //! * [`memory`] — SBUF first-fit allocator, PSUM banks.
-//! * [`lower`], `emit_ops`, `emit_mm` — kernel lowering.
+//! * [`lower`], `emit_ops`, `kernel_io`, `emit_mm` — kernel lowering (`kernel_io`: SBUF
+//!   planning and input loads of one kernel).
 //! * [`schedule`] — list scheduling and simulated time.
 //! * [`emit`] — `program.nir` text, Chrome-trace timeline, [`Report`].
 //!
@@ -26,6 +27,7 @@ pub mod emit;
 mod emit_mm;
 mod emit_ops;
 pub mod isa;
+mod kernel_io;
 pub mod lower;
 pub mod memory;
 pub mod schedule;

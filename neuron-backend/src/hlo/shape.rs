@@ -96,6 +96,7 @@ pub fn shape_of(types: &TypeInterner, ty: TypeId) -> Result<ShapeProto, HloError
                 .collect::<Result<_, _>>()?,
         )),
         Type::Token => Ok(token_shape()),
+        Type::Future(_) => Err(HloError::Unsupported("!stablehlo.future values".into())),
     }
 }
 

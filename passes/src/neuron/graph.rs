@@ -1,15 +1,69 @@
 //! Dataflow view of one region for the NeuronCore planning passes.
 //!
 //! Owns: [`RegionGraph`], a side table over the ops of a single region (normally a function
-//! body): the op list in program order, each op's position, and for every value defined in
-//! the region the list of its in-region users. Ops nested in regions (reduce bodies, while
-//! bodies) are part of their parent op and are not nodes.
+//! body): the op list in program order, each op's position, and for every value the list
+//! of its in-region users; plus [`OpMap`], the dense op-keyed table it and the planners
+//! use. Ops nested in regions (reduce bodies, while bodies) are part of their parent op and
+//! are not nodes.
 //! Invariants: `order` is the region's op order, which is topological (SSA dominance);
 //! `pos[op]` is the index of `op` in `order`; users are listed in program order and appear
-//! once per use.
+//! once per use. All tables are dense vectors indexed by arena ids (no hashing).
 
 use neuronc_ir::{Module, OpId, RegionId, ValueDef, ValueId};
-use rustc_hash::FxHashMap;
+
+/// A dense map from [`OpId`] to `T`, backed by a vector over the op arena.
+#[derive(Clone, Debug)]
+pub struct OpMap<T> {
+    slots: Vec<Option<T>>,
+}
+
+impl<T> Default for OpMap<T> {
+    fn default() -> Self {
+        OpMap { slots: Vec::new() }
+    }
+}
+
+impl<T> OpMap<T> {
+    /// An empty map with room for ops `0..capacity`.
+    pub fn with_capacity(capacity: usize) -> Self {
+        let mut slots = Vec::with_capacity(capacity);
+        slots.resize_with(capacity, || None);
+        OpMap { slots }
+    }
+    pub fn get(&self, op: &OpId) -> Option<&T> {
+        self.slots.get(op.index()).and_then(Option::as_ref)
+    }
+    pub fn contains_key(&self, op: &OpId) -> bool {
+        self.get(op).is_some()
+    }
+    pub fn insert(&mut self, op: OpId, value: T) {
+        if op.index() >= self.slots.len() {
+            self.slots.resize_with(op.index() + 1, || None);
+        }
+        self.slots[op.index()] = Some(value);
+    }
+    /// Entries in op-id order.
+    pub fn iter(&self) -> impl Iterator<Item = (OpId, &T)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|v| (OpId(i as u32), v)))
+    }
+    pub fn len(&self) -> usize {
+        self.slots.iter().filter(|s| s.is_some()).count()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<T> std::ops::Index<&OpId> for OpMap<T> {
+    type Output = T;
+    /// Panics when `op` has no entry (a planner bug, never user input).
+    fn index(&self, op: &OpId) -> &T {
+        self.get(op).expect("op has an entry in this side table")
+    }
+}
 
 /// Users and positions of the ops of one region.
 pub struct RegionGraph {
@@ -17,19 +71,25 @@ pub struct RegionGraph {
     /// Ops in program (topological) order, terminator included.
     pub order: Vec<OpId>,
     /// Position of each op of the region in `order`.
-    pub pos: FxHashMap<OpId, usize>,
-    /// For each value used in the region: (user op, operand index) pairs.
-    pub users: FxHashMap<ValueId, Vec<(OpId, usize)>>,
+    pub pos: OpMap<usize>,
+    /// `users[user_start[v]..user_start[v + 1]]`: (user op, operand index) pairs of value
+    /// `v` (operand index `usize::MAX` for a capture by a nested region).
+    user_start: Vec<u32>,
+    users: Vec<(OpId, usize)>,
 }
 
 impl RegionGraph {
     pub fn new(m: &Module, region: RegionId) -> Self {
         let order = m.region(region).ops.clone();
-        let pos = order.iter().enumerate().map(|(i, &o)| (o, i)).collect();
-        let mut users: FxHashMap<ValueId, Vec<(OpId, usize)>> = FxHashMap::default();
+        let mut pos = OpMap::with_capacity(m.ops.len());
+        for (i, &o) in order.iter().enumerate() {
+            pos.insert(o, i);
+        }
+        // Every use, in program order, as (value, user, operand index).
+        let mut uses: Vec<(ValueId, OpId, usize)> = Vec::new();
         for &op in &order {
             for (i, &v) in m.op(op).operands.iter().enumerate() {
-                users.entry(v).or_default().push((op, i));
+                uses.push((v, op, i));
             }
             // Values captured by nested regions count as uses by the parent op.
             for &r in &m.op(op).regions {
@@ -39,22 +99,44 @@ impl RegionGraph {
                 });
                 for v in captured {
                     if defined_outside(m, v, op) {
-                        users.entry(v).or_default().push((op, usize::MAX));
+                        uses.push((v, op, usize::MAX));
                     }
                 }
             }
+        }
+        // Counting sort by value keeps program order within each value's list.
+        let mut user_start = vec![0u32; m.values.len() + 1];
+        for &(v, ..) in &uses {
+            user_start[v.index() + 1] += 1;
+        }
+        for i in 1..user_start.len() {
+            user_start[i] += user_start[i - 1];
+        }
+        let mut fill = user_start.clone();
+        let mut users = vec![(OpId(0), 0); uses.len()];
+        for (v, op, i) in uses {
+            let slot = &mut fill[v.index()];
+            users[*slot as usize] = (op, i);
+            *slot += 1;
         }
         RegionGraph {
             region,
             order,
             pos,
+            user_start,
             users,
         }
     }
 
     /// In-region users of `v` (empty if none).
     pub fn users_of(&self, v: ValueId) -> &[(OpId, usize)] {
-        self.users.get(&v).map_or(&[], Vec::as_slice)
+        match (
+            self.user_start.get(v.index()),
+            self.user_start.get(v.index() + 1),
+        ) {
+            (Some(&a), Some(&b)) => &self.users[a as usize..b as usize],
+            _ => &[],
+        }
     }
 
     /// The in-region op defining `v`, if any (region arguments have none).
@@ -82,7 +164,8 @@ fn defined_outside(m: &Module, v: ValueId, op: OpId) -> bool {
     true
 }
 
-/// Bytes of a value's tensor data (0 for tokens; tuples sum their elements).
+/// Bytes of a value's tensor data (tuples sum their elements; 0 for tokens and other
+/// types that hold no data of their own).
 pub fn value_bytes(m: &Module, v: ValueId) -> u64 {
     type_bytes(m, m.value_type(v))
 }
@@ -90,7 +173,9 @@ pub fn value_bytes(m: &Module, v: ValueId) -> u64 {
 fn type_bytes(m: &Module, t: neuronc_ir::TypeId) -> u64 {
     match m.ty(t) {
         neuronc_ir::Type::Tensor(t) => t.byte_size(),
-        neuronc_ir::Type::Tuple(items) => items.iter().map(|&i| type_bytes(m, i)).sum(),
-        neuronc_ir::Type::Token => 0,
+        neuronc_ir::Type::Tuple(items) | neuronc_ir::Type::Future(items) => {
+            items.iter().map(|&i| type_bytes(m, i)).sum()
+        }
+        _ => 0,
     }
 }

@@ -9,6 +9,8 @@ pub mod explain;
 pub mod fusion;
 pub mod graph;
 pub mod layout;
+mod layout_want;
+mod planner;
 pub mod outline;
 pub mod pass;
 

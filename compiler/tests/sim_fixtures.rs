@@ -1,0 +1,113 @@
+//! `run --engine sim` against the frameworks: every fixture with framework outputs
+//! (`fixtures/**/X.mlir` + `X.npz`) is compiled as `compile` does and run in the
+//! NeuronCore functional simulator, and each `out_*` is compared with the framework's
+//! output under the interpreter's fixture tolerances (rtol 1e-4, atol 1e-5 × max|ref|;
+//! 1e-3 for training steps; widened to a few ulps for bf16/f16 results).
+//! Also: `--auto-cast matmult` equals rounding the matmul operands to bf16 by hand.
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use neuronc_backend::engine::AutoCast;
+use neuronc_interp::compare::{compare, max_abs, narrow_tolerance};
+use neuronc_interp::{npz, Tensor};
+use std::path::{Path, PathBuf};
+
+fn cases(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            cases(&p, out);
+        } else if p.extension().is_some_and(|e| e == "mlir") && p.with_extension("npz").is_file() {
+            out.push(p);
+        }
+    }
+}
+
+fn simulate(text: &str, name: &str, inputs: Vec<Tensor>, cast: AutoCast) -> Vec<Tensor> {
+    let module = neuronc::compile(name, text).expect("verifies");
+    let func = module.entry().expect("entry").name.clone();
+    neuronc::build::simulate(module, &func, inputs, "trn1", cast)
+        .expect("simulates")
+        .0
+}
+
+fn run_case(path: &Path, rtol: f64, atol_factor: f64) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let module = neuronc::compile("case", &text).map_err(|e| e.to_string())?;
+    let func = module.entry().ok_or("no entry")?.name.clone();
+    let arrays = npz::read_npz(&path.with_extension("npz")).map_err(|e| e.to_string())?;
+    let types = neuronc_interp::arg_types(&module, &func).map_err(|e| e.to_string())?;
+    let args = npz::load_args(&arrays, &types).map_err(|e| e.to_string())?;
+    let (outs, _) = neuronc::build::simulate(module, &func, args, "trn1", AutoCast::None)
+        .map_err(|e| e.to_string())?;
+    for (i, o) in outs.iter().enumerate() {
+        let key = npz::out_key(i);
+        let exp = npz::take(&arrays, &key, o.ty()).map_err(|e| format!("{key}: {e}"))?;
+        let (rtol, atol_factor) = narrow_tolerance(o.elem(), rtol, atol_factor);
+        compare(&exp, o, rtol, atol_factor * max_abs(&exp)).map_err(|e| format!("{key}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// `dot_general` with K = 300 (three PSUM tiles) under auto-cast, against the
+/// interpreter running the same contraction on operands converted to bf16 and back.
+fn auto_cast_matches_hand_rounding() -> Result<(), String> {
+    let sim_src = "func.func @main(%a: tensor<5x300xf32>, %b: tensor<300x7xf32>) -> tensor<5x7xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<5x300xf32>, tensor<300x7xf32>) -> tensor<5x7xf32>
+  return %0 : tensor<5x7xf32>
+}";
+    let ref_src = "func.func @main(%a: tensor<5x300xf32>, %b: tensor<300x7xf32>) -> tensor<5x7xf32> {
+  %a1 = stablehlo.convert %a : (tensor<5x300xf32>) -> tensor<5x300xbf16>
+  %b1 = stablehlo.convert %b : (tensor<300x7xf32>) -> tensor<300x7xbf16>
+  %a2 = stablehlo.convert %a1 : (tensor<5x300xbf16>) -> tensor<5x300xf32>
+  %b2 = stablehlo.convert %b1 : (tensor<300x7xbf16>) -> tensor<300x7xf32>
+  %0 = stablehlo.dot_general %a2, %b2, contracting_dims = [1] x [0] : (tensor<5x300xf32>, tensor<300x7xf32>) -> tensor<5x7xf32>
+  return %0 : tensor<5x7xf32>
+}";
+    let a: Vec<f32> = (0..1500)
+        .map(|i| ((i * 37 % 101) as f32 / 50.0 - 1.0) * 1.0007)
+        .collect();
+    let b: Vec<f32> = (0..2100)
+        .map(|i| ((i * 53 % 97) as f32 / 48.0 - 1.0) * 0.9993)
+        .collect();
+    let inputs = vec![
+        Tensor::from_f32(&[5, 300], &a).map_err(|e| e.to_string())?,
+        Tensor::from_f32(&[300, 7], &b).map_err(|e| e.to_string())?,
+    ];
+    let got = simulate(sim_src, "sim", inputs.clone(), AutoCast::Matmult);
+    let module = neuronc::compile("ref", ref_src).map_err(|e| e.to_string())?;
+    let want = neuronc_interp::run_function(&module, "main", inputs.clone(), &Default::default())
+        .map_err(|e| e.to_string())?;
+    compare(&want[0], &got[0], 1e-6, 1e-5).map_err(|e| format!("auto-cast: {e}"))?;
+    // Without auto-cast the operands keep f32 precision, so the results differ.
+    let exact = simulate(sim_src, "sim", inputs, AutoCast::None);
+    if compare(&want[0], &exact[0], 1e-6, 1e-6).is_ok() {
+        return Err("operands not rounded: f32 and bf16 operands gave the same result".into());
+    }
+    Ok(())
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
+    let mut paths = Vec::new();
+    cases(&root, &mut paths);
+    let mut trials: Vec<Trial> = paths
+        .into_iter()
+        .map(|p| {
+            let name = p.strip_prefix(&root).unwrap_or(&p).display().to_string();
+            let loose = name.contains("train") || name.contains("grad");
+            let (rtol, atol) = if loose { (1e-3, 1e-3) } else { (1e-4, 1e-5) };
+            Trial::test(format!("sim/{name}"), move || {
+                run_case(&p, rtol, atol).map_err(Failed::from)
+            })
+        })
+        .collect();
+    trials.push(Trial::test("sim/auto_cast_matches_hand_rounding", || {
+        auto_cast_matches_hand_rounding().map_err(Failed::from)
+    }));
+    libtest_mimic::run(&args, trials).exit();
+}

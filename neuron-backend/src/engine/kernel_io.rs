@@ -1,0 +1,422 @@
+//! SBUF planning and input delivery for one kernel: the local buffers and resident
+//! outputs a kernel allocates (spilling residents when SBUF is full), where each input
+//! comes from (resident pieces, a whole load, or per-record streaming into
+//! double-buffered slots), and the loads of one record.
+//!
+//! Owns: `plan_memory`, `resolve_inputs`, `load_inputs` and their helpers; split out of
+//! `emit_ops`, whose per-kernel context (`Kx`) they fill in.
+//! Invariants: a slot is rewritten in record `c` only after the readers of record
+//! `c - 2` (write-after-read); an input already resident is never loaded again.
+
+use crate::engine::classify::OpWork;
+use crate::engine::emit_ops::{Kx, Src};
+use crate::engine::isa::{BufId, InstrId, Mem, Opcode};
+use crate::engine::lower::{share, Avail, EngineError, Lowerer};
+use crate::engine::tiling::{elems_bytes, partition_extent, resident_bytes_pp, root, Tiling};
+use neuronc_ir::{OpId, OpKind, ValueId};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// Per-tile bytes per partition of value `v` under `t` (its own layout, split over the
+/// kernel's tiles).
+pub(super) fn tile_bytes_pp(lw: &Lowerer, t: &Tiling, v: ValueId) -> u64 {
+    resident_bytes_pp(lw.m, &lw.plan.layout, v)
+        .div_ceil(t.tiles())
+        .max(1)
+}
+
+/// Allocates the kernel's local buffers and resident outputs; resolves input sources.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn plan_memory(
+    lw: &mut Lowerer,
+    kx: &mut Kx,
+    k: usize,
+    pos: usize,
+    ops: &[OpId],
+    works: &[OpWork],
+    needed: &[ValueId],
+    whole: bool,
+    first_op: &str,
+) -> Result<(), EngineError> {
+    let m = lw.m;
+    let mut roots: Vec<(ValueId, ValueId)> = lw.kernels[k]
+        .inputs
+        .iter()
+        .map(|&v| (v, root(m, v)))
+        .collect();
+    roots.sort_unstable_by_key(|&(v, r)| (r, v));
+    let keep: FxHashSet<ValueId> = roots.iter().map(|&(_, r)| r).collect();
+    // Streams: HBM inputs (streamed kernels) and every computed value.
+    let mut streams: Vec<ValueId> = Vec::new();
+    let mut whole_loads: Vec<ValueId> = Vec::new();
+    let mut seen = FxHashSet::default();
+    for &(_, r) in &roots {
+        if !seen.insert(r) {
+            continue;
+        }
+        let resident = lw.avail.get(&r).is_some_and(|a| a.sbuf.is_some());
+        // Inputs too large to hold whole (a quarter of a partition) are streamed.
+        let fits = resident_bytes_pp(m, &lw.plan.layout, r) <= lw.sbuf.capacity() / 4;
+        if !resident {
+            if whole && fits {
+                whole_loads.push(r);
+            } else {
+                streams.push(r);
+            }
+        }
+    }
+    for (i, &op) in ops.iter().enumerate() {
+        if !matches!(
+            works[i],
+            OpWork::Relabel | OpWork::HbmConstant | OpWork::Matmul
+        ) {
+            streams.extend(m.op(op).results.iter().copied());
+        }
+    }
+    if let Some(o) = ops
+        .iter()
+        .find(|&&o| works[ops.iter().position(|&x| x == o).unwrap_or(0)] == OpWork::Matmul)
+    {
+        streams.extend(m.op(*o).results.iter().copied());
+    }
+    for &op in ops {
+        let o = m.op(op);
+        let gather = matches!(
+            o.kind,
+            OpKind::Gather
+                | OpKind::TorchIndexSelect
+                | OpKind::DynamicGather
+                | OpKind::DynamicSlice
+        );
+        if let (true, Some(&t), Some(&res)) = (gather, o.operands.first(), o.results.first()) {
+            let r = root(m, t);
+            let moved = elems_bytes(m, r).1.min(elems_bytes(m, res).1);
+            kx.gathered.insert(r, moved);
+        }
+    }
+    // Double buffering: two slots per stream (one when the kernel has a single record).
+    let nslots = kx.tiling.records().min(2) as u64;
+    let mut slot_bytes: Vec<u64> = streams
+        .iter()
+        .map(|&v| nslots * tile_bytes_pp(lw, &kx.tiling, v))
+        .collect();
+    let mut whole_bytes: Vec<u64> = whole_loads
+        .iter()
+        .map(|&v| resident_bytes_pp(m, &lw.plan.layout, v))
+        .collect();
+    let mut local: u64 = slot_bytes.iter().sum::<u64>() + whole_bytes.iter().sum::<u64>();
+    let sizes: Vec<u64> = slot_bytes.iter().chain(&whole_bytes).copied().collect();
+    let mut grants = alloc_all(lw, &sizes, pos, &keep);
+    if grants.is_none() && !whole_loads.is_empty() {
+        // Stream the operands instead of holding them whole.
+        for v in whole_loads.drain(..) {
+            slot_bytes.push(nslots * tile_bytes_pp(lw, &kx.tiling, v));
+            streams.push(v);
+        }
+        whole_bytes.clear();
+        local = slot_bytes.iter().sum::<u64>();
+        grants = alloc_all(lw, &slot_bytes, pos, &keep);
+    }
+    if grants.is_none() && nslots > 1 {
+        // Give up double buffering before giving up.
+        slot_bytes = streams
+            .iter()
+            .map(|&v| tile_bytes_pp(lw, &kx.tiling, v))
+            .collect();
+        local = slot_bytes.iter().sum::<u64>();
+        grants = alloc_all(lw, &slot_bytes, pos, &keep);
+    }
+    let Some(grants) = grants else {
+        let capacity = lw.sbuf.capacity();
+        let available = capacity - lw.resident_pinned(&keep);
+        return Err(EngineError::SbufOverflow {
+            kernel: k,
+            op: first_op.to_string(),
+            needed: local,
+            available,
+            capacity,
+        });
+    };
+    for (off, war, size) in &grants {
+        kx.local_war.extend_from_slice(war);
+        kx.local.push((*off, *size));
+    }
+    for (i, &v) in streams.iter().enumerate() {
+        let b = lw.prog.buffer(
+            format!("k{}.{v}", kx.k),
+            Mem::Sbuf,
+            grants[i].0,
+            slot_bytes[i],
+        );
+        kx.slots.entry(v).or_insert(b);
+    }
+    let mut whole_bufs = FxHashMap::default();
+    for (i, &v) in whole_loads.iter().enumerate() {
+        let off = grants[streams.len() + i].0;
+        let b = lw
+            .prog
+            .buffer(format!("k{}.{v}", kx.k), Mem::Sbuf, off, whole_bytes[i]);
+        whole_bufs.insert(v, b);
+    }
+    keep_loaded_inputs(lw, kx, pos, &keep, &mut streams_done(&kx.slots));
+    resolve_inputs(lw, kx, &roots, &whole_bufs);
+    // Resident outputs: read by a later kernel.
+    let mut keep2 = keep.clone();
+    for &r in needed {
+        if !lw.uses.contains_key(&r) {
+            continue;
+        }
+        let bytes = resident_bytes_pp(m, &lw.plan.layout, r);
+        keep2.insert(r);
+        if let Some((off, war)) = lw.alloc_spilling(bytes, pos, &keep2) {
+            let b = lw.prog.buffer(format!("{r}"), Mem::Sbuf, off, bytes);
+            kx.resident_out.insert(r, (b, off, bytes, war));
+        }
+    }
+    Ok(())
+}
+
+/// Allocates every size (each its own range, so fragmentation matters less); on failure
+/// frees what it got and returns `None`.
+pub(super) fn alloc_all(
+    lw: &mut Lowerer,
+    sizes: &[u64],
+    pos: usize,
+    keep: &FxHashSet<ValueId>,
+) -> Option<Vec<(u64, Vec<InstrId>, u64)>> {
+    let mut got: Vec<(u64, Vec<InstrId>, u64)> = Vec::with_capacity(sizes.len());
+    for &size in sizes {
+        match lw.alloc_spilling(size, pos, keep) {
+            Some((off, war)) => got.push((off, war, size)),
+            None => {
+                for (off, war, size) in got {
+                    lw.sbuf.free(off, size, war);
+                }
+                return None;
+            }
+        }
+    }
+    Some(got)
+}
+
+pub(super) fn streams_done(slots: &FxHashMap<ValueId, BufId>) -> FxHashSet<ValueId> {
+    slots.keys().copied().collect()
+}
+
+/// HBM inputs that later kernels read again are loaded once into a resident SBUF copy
+/// (when it fits in a quarter of a partition), so the later kernels need no DMA.
+pub(super) fn keep_loaded_inputs(
+    lw: &mut Lowerer,
+    kx: &mut Kx,
+    pos: usize,
+    keep: &FxHashSet<ValueId>,
+    streamed: &mut FxHashSet<ValueId>,
+) {
+    let m = lw.m;
+    let mut cands: Vec<ValueId> = keep
+        .iter()
+        .copied()
+        .filter(|&r| lw.avail.get(&r).is_none_or(|a| a.sbuf.is_none()))
+        .filter(|&r| lw.next_use(r, pos) != usize::MAX && !kx.gathered.contains_key(&r))
+        .collect();
+    cands.sort_unstable();
+    for r in cands {
+        let bytes_pp = resident_bytes_pp(m, &lw.plan.layout, r);
+        if bytes_pp > lw.sbuf.capacity() / 4 {
+            continue;
+        }
+        let Some((off, war)) = lw.alloc_spilling(bytes_pp, pos, keep) else {
+            continue;
+        };
+        let buf = lw.prog.buffer(format!("{r}"), Mem::Sbuf, off, bytes_pp);
+        if !lw.avail.contains_key(&r) {
+            let hbm = lw.hbm_buffer(r);
+            lw.avail.insert(
+                r,
+                Avail {
+                    sbuf: None,
+                    hbm: Some(hbm),
+                    pieces: vec![],
+                    hbm_pieces: vec![],
+                    readers: vec![],
+                },
+            );
+        }
+        let a = lw.avail[&r].clone();
+        let bytes = elems_bytes(m, r).1;
+        let parts = partition_extent(m, &lw.plan.layout, r).min(128) as u32;
+        let pieces = Lowerer::pieces(bytes);
+        let n: u64 = pieces.iter().map(|&x| x as u64).sum();
+        let (mut acc, mut ids) = (0u64, Vec::new());
+        for &p in &pieces {
+            let sh = bytes * (acc + p as u64) / n - bytes * acc / n;
+            acc += p as u64;
+            let mut deps = a.hbm_pieces.clone();
+            deps.extend_from_slice(&war);
+            let id = lw.dma(
+                Opcode::Load,
+                kx.k,
+                sh,
+                parts,
+                deps,
+                a.hbm.into_iter().collect(),
+                vec![buf],
+            );
+            kx.all.push(id);
+            ids.push(id);
+        }
+        streamed.remove(&r);
+        lw.resident.insert(r);
+        lw.avail.insert(
+            r,
+            Avail {
+                sbuf: Some((buf, off, bytes_pp)),
+                hbm: a.hbm,
+                pieces: ids,
+                hbm_pieces: a.hbm_pieces,
+                readers: vec![],
+            },
+        );
+    }
+}
+
+/// Sources of the kernel inputs: resident pieces, whole loads (emitted now) or streams.
+pub(super) fn resolve_inputs(
+    lw: &mut Lowerer,
+    kx: &mut Kx,
+    roots: &[(ValueId, ValueId)],
+    whole: &FxHashMap<ValueId, BufId>,
+) {
+    let m = lw.m;
+    let mut done: FxHashMap<ValueId, Src> = FxHashMap::default();
+    for &(v, r) in roots {
+        if let Some(s) = done.get(&r) {
+            kx.inputs.push((v, s.clone()));
+            continue;
+        }
+        if !lw.avail.contains_key(&r) {
+            let hbm = lw.hbm_buffer(r);
+            lw.avail.insert(
+                r,
+                Avail {
+                    sbuf: None,
+                    hbm: Some(hbm),
+                    pieces: vec![],
+                    hbm_pieces: vec![],
+                    readers: vec![],
+                },
+            );
+        }
+        let a = lw.avail[&r].clone();
+        let src = if a.sbuf.is_some() {
+            Src::Pieces(a.pieces.clone())
+        } else if let Some(&buf) = whole.get(&r) {
+            let hbm = a.hbm.unwrap_or(0);
+            let bytes = elems_bytes(m, r).1;
+            let parts = partition_extent(m, &lw.plan.layout, r).min(128) as u32;
+            let mut ids = Vec::new();
+            let pieces = Lowerer::pieces(bytes);
+            let n: u64 = pieces.iter().map(|&x| x as u64).sum();
+            let mut acc = 0u64;
+            for &p in &pieces {
+                let sh = bytes * (acc + p as u64) / n - bytes * acc / n;
+                acc += p as u64;
+                let mut deps = a.hbm_pieces.clone();
+                deps.extend_from_slice(&kx.local_war);
+                let id = lw.dma(Opcode::Load, kx.k, sh, parts, deps, vec![hbm], vec![buf]);
+                kx.all.push(id);
+                ids.push(id);
+            }
+            Src::Pieces(ids)
+        } else {
+            let slot = kx.slots.get(&r).copied().unwrap_or(0);
+            let bytes = kx
+                .gathered
+                .get(&r)
+                .copied()
+                .unwrap_or_else(|| elems_bytes(m, r).1);
+            Src::Stream {
+                hbm: a.hbm.unwrap_or(0),
+                after: a.hbm_pieces.clone(),
+                slot,
+                bytes,
+            }
+        };
+        done.insert(r, src.clone());
+        kx.inputs.push((v, src));
+    }
+}
+
+/// Sets the producers of every kernel input for record `c` (emitting streamed loads).
+pub(super) fn load_inputs(lw: &mut Lowerer, kx: &mut Kx, c: usize, count: u32) {
+    let recs = kx.tiling.records();
+    let inputs = kx.inputs.clone();
+    let mut loaded: FxHashMap<ValueId, InstrId> = FxHashMap::default();
+    for (v, src) in inputs {
+        let r = root(lw.m, v);
+        let deps = match src {
+            Src::Pieces(p) if p.len() <= 1 || recs <= 1 => p,
+            Src::Pieces(p) => {
+                let (e, _) = elems_bytes(lw.m, r);
+                let proportional = e == anchor_elems(lw, kx);
+                if proportional {
+                    let n = p.len();
+                    let lo = c * n / recs;
+                    let hi = ((c + 1) * n).div_ceil(recs).max(lo + 1).min(n);
+                    p[lo..hi].to_vec()
+                } else {
+                    p
+                }
+            }
+            Src::Stream {
+                hbm,
+                after,
+                slot,
+                bytes,
+            } => {
+                let id = match loaded.get(&r) {
+                    Some(&id) => id,
+                    None => {
+                        let bytes = share(bytes, count, kx.tiling.tiles());
+                        let mut deps = after;
+                        deps.extend(slot_war(kx, r, c));
+                        let id = lw.dma(
+                            Opcode::Load,
+                            kx.k,
+                            bytes,
+                            kx.tiling.parts,
+                            deps,
+                            vec![hbm],
+                            vec![slot],
+                        );
+                        kx.all.push(id);
+                        loaded.insert(r, id);
+                        id
+                    }
+                };
+                vec![id]
+            }
+        };
+        kx.prod.insert(v, deps);
+    }
+}
+
+pub(super) fn anchor_elems(_lw: &Lowerer, kx: &Kx) -> u64 {
+    kx.tiling.tiles() * kx.tiling.parts as u64 * kx.tiling.free as u64
+}
+
+/// WAR dependencies for writing value `v` in record `c`: the readers of record `c - 2`,
+/// plus the kernel's local-buffer WAR for the first two records.
+pub(super) fn slot_war(kx: &mut Kx, v: ValueId, c: usize) -> Vec<InstrId> {
+    let mut deps = kx
+        .readers
+        .get_mut(&v)
+        .map(|r| std::mem::take(&mut r[c % 2]))
+        .unwrap_or_default();
+    if c < 2 {
+        deps.extend_from_slice(&kx.local_war);
+    }
+    if let Some((_, _, _, war)) = kx.resident_out.get(&v) {
+        deps.extend_from_slice(war);
+    }
+    deps
+}

@@ -1,0 +1,498 @@
+//! The greedy kernel-growing state machine behind [`super::fusion::plan_fusion`].
+//!
+//! Owns: [`Planner`] (grows one kernel at a time, consumer first, and applies the fusion
+//! [`Rule`]s to every candidate producer) and [`Grown`] (its raw result, before kernels
+//! are renumbered and measured).
+//!
+//! Everything is indexed by the op's position in the region order (`u32`), never hashed:
+//! per-op tables are dense vectors, per-kernel sets are member lists plus per-position
+//! stamps. Only the kernel being grown changes; earlier kernels are frozen, so the facts
+//! the rules ask about the current kernel (its classes, reduction row, external inputs)
+//! are kept up to date incrementally as producers join.
+//! Invariants: `kernel_of[i] == k` iff `i` is in `members[k]`; `dup_mark[i] == k` iff `i`
+//! is in `dup[k]` for the kernel `k` being grown; `inputs` of the current kernel is the set
+//! of distinct operands of its members and copies that none of them defines.
+
+use super::fusion::{classify, FusionConfig, OpClass, Rejection, Rule};
+use super::graph::RegionGraph;
+use neuronc_ir::{Module, ValueDef, ValueId};
+use std::collections::BinaryHeap;
+
+/// "No kernel" / "no stamp".
+const NONE: u32 = u32::MAX;
+
+/// Compressed adjacency: `items[start[i]..start[i + 1]]` are the neighbours of `i`.
+struct Csr {
+    start: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl Csr {
+    fn build(n: usize, mut each: impl FnMut(usize, &mut Vec<u32>)) -> Csr {
+        let mut start = Vec::with_capacity(n + 1);
+        let mut items = Vec::new();
+        start.push(0);
+        for i in 0..n {
+            each(i, &mut items);
+            start.push(items.len() as u32);
+        }
+        Csr { start, items }
+    }
+    fn of(&self, i: u32) -> &[u32] {
+        &self.items[self.start[i as usize] as usize..self.start[i as usize + 1] as usize]
+    }
+}
+
+/// What the rules need to know about the kernel being grown.
+#[derive(Default)]
+struct Current {
+    /// The opaque member, if any (only a seed can be opaque).
+    opaque: Option<u32>,
+    matmuls: usize,
+    reduces: usize,
+    /// Members that are not elementwise-ish (they forbid a matmul joining).
+    not_epilogue: usize,
+    /// (operand shape, reduced dims) shared by every reduce of the kernel.
+    row: Option<(Vec<i64>, Vec<i64>)>,
+    /// Highest member position (the seed's).
+    last: u32,
+    /// Candidate external inputs (some may have become internal: see `input_mark`).
+    input_list: Vec<ValueId>,
+    /// External inputs that are tensors of rank > 0 (each needs a DMA stream).
+    tensor_inputs: usize,
+}
+
+/// Raw planner output, indexed by kernel creation order and op position.
+pub struct Grown {
+    pub members: Vec<Vec<u32>>,
+    pub dup: Vec<Vec<u32>>,
+    /// Distinct external inputs of each kernel (members and copies together).
+    pub inputs: Vec<Vec<ValueId>>,
+    pub kernel_of: Vec<u32>,
+    pub class: Vec<OpClass>,
+    pub rejections: Vec<Rejection>,
+    users: Csr,
+}
+
+impl Grown {
+    /// Kernel (creation index) owning op `u` of the region, if any.
+    pub fn kernel_of_op(&self, g: &RegionGraph, u: neuronc_ir::OpId) -> Option<usize> {
+        let i = *g.pos.get(&u)?;
+        let k = self.kernel_of[i];
+        (k != NONE).then_some(k as usize)
+    }
+
+    /// A kernel of cheap ops whose every user got its own copy: it need not run.
+    pub fn fully_duplicated(&self, m: &Module, g: &RegionGraph, k: usize) -> bool {
+        let copied_into = |uk: u32, o: u32| {
+            uk != NONE && uk as usize != k && self.dup[uk as usize].binary_search(&o).is_ok()
+        };
+        self.members[k].iter().all(|&o| {
+            self.class[o as usize] <= OpClass::Cheap
+                && self
+                    .users
+                    .of(o)
+                    .iter()
+                    .all(|&u| copied_into(self.kernel_of[u as usize], o))
+        }) && self.members[k]
+            .iter()
+            .any(|&o| !m.op(g.order[o as usize]).results.is_empty())
+    }
+}
+
+/// Greedy consumer-first kernel growth over one region.
+pub struct Planner<'a> {
+    m: &'a Module,
+    g: &'a RegionGraph,
+    cfg: &'a FusionConfig,
+    class: Vec<OpClass>,
+    /// In-region producers of each op's operands (with repeats, operand order).
+    producers: Csr,
+    /// In-region users of each op's results (with repeats, result then use order).
+    users: Csr,
+    kernel_of: Vec<u32>,
+    members: Vec<Vec<u32>>,
+    dup: Vec<Vec<u32>>,
+    inputs: Vec<Vec<ValueId>>,
+    rejections: Vec<Rejection>,
+    /// `dup_mark[i] == k`: op `i` is copied into the current kernel `k`.
+    dup_mark: Vec<u32>,
+    /// `tried[i] == k`: op `i` was already popped while growing kernel `k`.
+    tried: Vec<u32>,
+    /// `input_mark[v] == k`: value `v` is an external input of the current kernel `k`.
+    input_mark: Vec<u32>,
+    /// Search scratch: op stamps and kernel stamps, compared with `epoch`.
+    seen: Vec<u32>,
+    seen_kernel: Vec<u32>,
+    epoch: u32,
+    cur: Current,
+}
+
+impl<'a> Planner<'a> {
+    pub fn new(m: &'a Module, g: &'a RegionGraph, cfg: &'a FusionConfig) -> Self {
+        let n = g.order.len();
+        let pos_of = |v: ValueId| match m.value(v).def {
+            ValueDef::Result(d, _) => g.pos.get(&d).map(|&p| p as u32),
+            ValueDef::RegionArg(..) => None,
+        };
+        let producers = Csr::build(n, |i, out| {
+            out.extend(m.op(g.order[i]).operands.iter().filter_map(|&v| pos_of(v)));
+        });
+        let users = Csr::build(n, |i, out| {
+            for &r in &m.op(g.order[i]).results {
+                out.extend(g.users_of(r).iter().map(|&(u, _)| g.pos[&u] as u32));
+            }
+        });
+        Planner {
+            m,
+            g,
+            cfg,
+            class: g.order.iter().map(|&o| classify(m, o)).collect(),
+            producers,
+            users,
+            kernel_of: vec![NONE; n],
+            members: Vec::new(),
+            dup: Vec::new(),
+            inputs: Vec::new(),
+            rejections: Vec::new(),
+            dup_mark: vec![NONE; n],
+            tried: vec![NONE; n],
+            input_mark: vec![NONE; m.values.len()],
+            seen: vec![0; n],
+            seen_kernel: Vec::new(),
+            epoch: 0,
+            cur: Current::default(),
+        }
+    }
+
+    pub fn is_owned(&self, i: usize) -> bool {
+        self.kernel_of[i] != NONE
+    }
+
+    /// Starts kernel `members.len()` at op `i` and grows it.
+    pub fn seed(&mut self, i: usize) {
+        let k = self.members.len() as u32;
+        let i = i as u32;
+        self.members.push(Vec::new());
+        self.dup.push(Vec::new());
+        self.seen_kernel.push(0);
+        self.cur = Current {
+            last: i,
+            ..Current::default()
+        };
+        self.join(i, k, false);
+        self.grow(k);
+        let list = std::mem::take(&mut self.cur.input_list);
+        let marks = &self.input_mark;
+        self.inputs
+            .push(list.into_iter().filter(|v| marks[v.index()] == k).collect());
+        self.dup[k as usize].sort_unstable();
+    }
+
+    pub fn into_grown(self) -> Grown {
+        Grown {
+            members: self.members,
+            dup: self.dup,
+            inputs: self.inputs,
+            kernel_of: self.kernel_of,
+            class: self.class,
+            rejections: self.rejections,
+            users: self.users,
+        }
+    }
+
+    /// Absorbs producers into kernel `k`, latest first, until none is left to try.
+    fn grow(&mut self, k: u32) {
+        let mut heap: BinaryHeap<u32> = BinaryHeap::new();
+        heap.extend(self.producers.of(self.cur.last));
+        while let Some(p) = heap.pop() {
+            if self.tried[p as usize] == k {
+                continue;
+            }
+            self.tried[p as usize] = k;
+            if !self.is_candidate(p, k) {
+                continue;
+            }
+            match self.check(p, k) {
+                Ok(duplicate) => {
+                    self.join(p, k, duplicate);
+                    heap.extend(self.producers.of(p));
+                }
+                Err(rule) => self.rejections.push(Rejection {
+                    producer: self.g.order[p as usize],
+                    kernel: k as usize,
+                    rule,
+                }),
+            }
+        }
+    }
+
+    /// Adds op `p` to kernel `k` as a member or a copy, updating the current facts.
+    fn join(&mut self, p: u32, k: u32, duplicate: bool) {
+        let pi = p as usize;
+        if duplicate {
+            self.dup[k as usize].push(p);
+            self.dup_mark[pi] = k;
+        } else {
+            self.members[k as usize].push(p);
+            self.kernel_of[pi] = k;
+            match self.class[pi] {
+                OpClass::Opaque => self.cur.opaque = Some(p),
+                OpClass::Matmul => self.cur.matmuls += 1,
+                OpClass::Reduce => {
+                    self.cur.reduces += 1;
+                    if self.cur.row.is_none() {
+                        self.cur.row = Some(self.row_shape(p));
+                    }
+                }
+                _ => {}
+            }
+            if !self.is_epilogue(p) {
+                self.cur.not_epilogue += 1;
+            }
+            self.cur.last = self.cur.last.max(p);
+        }
+        let op = self.m.op(self.g.order[pi]);
+        for &r in &op.results {
+            if self.input_mark[r.index()] == k {
+                self.input_mark[r.index()] = NONE;
+                self.cur.tensor_inputs -= usize::from(self.is_tensor(r));
+            }
+        }
+        for &v in &op.operands {
+            if self.input_mark[v.index()] != k && !self.defined_inside(v, k, NONE) {
+                self.input_mark[v.index()] = k;
+                self.cur.input_list.push(v);
+                self.cur.tensor_inputs += usize::from(self.is_tensor(v));
+            }
+        }
+    }
+
+    fn is_tensor(&self, v: ValueId) -> bool {
+        self.m.tensor_type(v).is_some_and(|t| t.rank() > 0)
+    }
+
+    /// Whether `v` is defined by a member or copy of kernel `k`, or by op `extra`.
+    fn defined_inside(&self, v: ValueId, k: u32, extra: u32) -> bool {
+        let ValueDef::Result(d, _) = self.m.value(v).def else {
+            return false;
+        };
+        let Some(&i) = self.g.pos.get(&d) else {
+            return false;
+        };
+        i as u32 == extra || self.kernel_of[i] == k || self.dup_mark[i] == k
+    }
+
+    fn is_epilogue(&self, o: u32) -> bool {
+        match self.class[o as usize] {
+            OpClass::Free | OpClass::Cheap => true,
+            OpClass::Loop => self.m.op(self.g.order[o as usize]).kind.is_elementwise(),
+            _ => false,
+        }
+    }
+
+    /// Whether producer `p` may still be tried for kernel `k`: unowned, or cheap and
+    /// owned elsewhere (then it is copied).
+    fn is_candidate(&self, p: u32, k: u32) -> bool {
+        let owner = self.kernel_of[p as usize];
+        if owner == k || self.dup_mark[p as usize] == k {
+            return false;
+        }
+        owner == NONE || self.class[p as usize] <= OpClass::Cheap
+    }
+
+    /// Decides whether producer `p` joins kernel `k`: `Ok(true)` duplicates it,
+    /// `Ok(false)` moves it in, `Err` names the refusing rule.
+    fn check(&mut self, p: u32, k: u32) -> Result<bool, Rule> {
+        let class = self.class[p as usize];
+        let kind_of = |i: u32| self.m.op(self.g.order[i as usize]).kind;
+        if class == OpClass::Opaque {
+            return Err(Rule::OpaqueOp(kind_of(p)));
+        }
+        if let Some(o) = self.cur.opaque {
+            return Err(Rule::OpaqueOp(kind_of(o)));
+        }
+        if let Some(rule) = self.matmul_rule(p, class, k) {
+            return Err(rule);
+        }
+        if class == OpClass::Reduce || self.cur.reduces > 0 {
+            self.reduction_rules(p, k)?;
+        }
+        let outside = self
+            .users
+            .of(p)
+            .iter()
+            .any(|&u| self.kernel_of[u as usize] != k);
+        let duplicate = outside && class <= OpClass::Cheap;
+        // Non-cheap producers are never recomputed: they become an extra kernel output
+        // (multi-output fusion), which is only legal without a cycle.
+        if outside && !duplicate && self.creates_cycle(p, k) {
+            return Err(Rule::WouldCreateCycle);
+        }
+        let inputs = self.tensor_inputs_with(p, k);
+        if inputs > self.cfg.max_inputs {
+            return Err(Rule::TooManyInputs { inputs });
+        }
+        Ok(duplicate)
+    }
+
+    /// Number of rank > 0 tensor inputs of kernel `k` if `p` joined it.
+    fn tensor_inputs_with(&self, p: u32, k: u32) -> usize {
+        let op = self.m.op(self.g.order[p as usize]);
+        let mut n = self.cur.tensor_inputs;
+        for &r in &op.results {
+            if self.input_mark[r.index()] == k && self.is_tensor(r) {
+                n -= 1;
+            }
+        }
+        for (j, &v) in op.operands.iter().enumerate() {
+            if op.operands[..j].contains(&v)
+                || self.input_mark[v.index()] == k
+                || self.defined_inside(v, k, p)
+            {
+                continue;
+            }
+            n += usize::from(self.is_tensor(v));
+        }
+        n
+    }
+
+    fn matmul_rule(&mut self, p: u32, class: OpClass, k: u32) -> Option<Rule> {
+        let has_matmul = self.cur.matmuls > 0;
+        if class == OpClass::Matmul {
+            if has_matmul {
+                return Some(Rule::OneMatmulPerKernel);
+            }
+            // Epilogue: everything already in the kernel must be elementwise-ish.
+            return (self.cur.not_epilogue > 0).then_some(Rule::MatmulEpilogueOnly);
+        }
+        if has_matmul {
+            if class > OpClass::Cheap && self.reaches_matmul(p, k) {
+                return Some(Rule::MatmulPrologueNotCheap);
+            }
+            if class == OpClass::Reduce {
+                return Some(Rule::MatmulEpilogueOnly);
+            }
+        }
+        None
+    }
+
+    /// Users of `p` that are members or copies of kernel `k`.
+    fn users_in(&self, p: u32, k: u32) -> impl Iterator<Item = u32> + '_ {
+        self.users.of(p).iter().copied().filter(move |&u| {
+            self.kernel_of[u as usize] == k || self.dup_mark[u as usize] == k
+        })
+    }
+
+    /// Whether `p` feeds the kernel's matmul (directly or through other kernel ops):
+    /// then it is a prologue rather than a side input of the epilogue.
+    fn reaches_matmul(&mut self, p: u32, k: u32) -> bool {
+        let epoch = self.next_epoch();
+        let mut stack: Vec<u32> = self.users_in(p, k).collect();
+        while let Some(u) = stack.pop() {
+            if self.seen[u as usize] == epoch {
+                continue;
+            }
+            self.seen[u as usize] = epoch;
+            if self.class[u as usize] == OpClass::Matmul {
+                return true;
+            }
+            let more: Vec<u32> = self.users_in(u, k).collect();
+            stack.extend(more);
+        }
+        false
+    }
+
+    fn reduction_rules(&self, p: u32, k: u32) -> Result<(), Rule> {
+        let p_reduces = self.class[p as usize] == OpClass::Reduce;
+        if p_reduces && self.users_in(p, k).any(|u| self.class[u as usize] == OpClass::Reduce) {
+            return Err(Rule::ReduceIntoReduce);
+        }
+        // Every reduce of the kernel shares one row shape (enforced here as they join).
+        let p_row = p_reduces.then(|| self.row_shape(p));
+        let row = match (&self.cur.row, &p_row) {
+            (Some(r), Some(pr)) if r != pr => return Err(Rule::MismatchedReductions),
+            (Some(r), _) => r,
+            (None, Some(pr)) => pr,
+            (None, None) => return Ok(()),
+        };
+        let per_partition = self.resident_row_bytes(p, row);
+        if per_partition > self.cfg.sbuf_partition_bytes {
+            return Err(Rule::SbufCapacity {
+                per_partition_bytes: per_partition,
+            });
+        }
+        Ok(())
+    }
+
+    /// (operand shape, reduced dims) of a reduce.
+    fn row_shape(&self, op: u32) -> (Vec<i64>, Vec<i64>) {
+        let o = self.m.op(self.g.order[op as usize]);
+        let shape = self
+            .m
+            .tensor_type(o.operands[0])
+            .map(|t| t.shape.to_vec())
+            .unwrap_or_default();
+        (shape, o.attrs.i64_array("dimensions").unwrap_or_default())
+    }
+
+    /// Bytes per partition to keep one reduced row of every tensor of the current kernel
+    /// (plus `p`) resident.
+    fn resident_row_bytes(&self, p: u32, row: &(Vec<i64>, Vec<i64>)) -> u64 {
+        let row_elems: u64 = row
+            .1
+            .iter()
+            .filter_map(|&d| row.0.get(d as usize))
+            .map(|&n| n.max(0) as u64)
+            .product();
+        let full: u64 = row.0.iter().map(|&n| n.max(0) as u64).product();
+        let k = self.kernel_of[self.cur.last as usize] as usize;
+        self.members[k]
+            .iter()
+            .chain([&p])
+            .flat_map(|&o| self.m.op(self.g.order[o as usize]).results.iter().copied())
+            .filter_map(|v| self.m.tensor_type(v))
+            .filter(|t| t.num_elements() == full)
+            .map(|t| row_elems * t.elem.byte_width() as u64)
+            .sum()
+    }
+
+    fn next_epoch(&mut self) -> u32 {
+        self.epoch += 1;
+        self.epoch
+    }
+
+    /// Whether some user of `p` outside kernel `k` reaches `k` (bounded forward search:
+    /// ops after the last op of `k` are not followed). A user that already belongs to
+    /// another kernel stands for all of that kernel's ops.
+    fn creates_cycle(&mut self, p: u32, k: u32) -> bool {
+        let last = self.cur.last;
+        let epoch = self.next_epoch();
+        let mut stack: Vec<u32> = Vec::new();
+        stack.extend(
+            self.users
+                .of(p)
+                .iter()
+                .filter(|&&u| self.kernel_of[u as usize] != k),
+        );
+        while let Some(u) = stack.pop() {
+            if self.seen[u as usize] == epoch || u > last {
+                continue;
+            }
+            self.seen[u as usize] = epoch;
+            match self.kernel_of[u as usize] {
+                uk if uk == k => return true,
+                NONE => stack.extend(self.users.of(u)),
+                uk => {
+                    if self.seen_kernel[uk as usize] != epoch {
+                        self.seen_kernel[uk as usize] = epoch;
+                        for &o in &self.members[uk as usize] {
+                            stack.extend(self.users.of(o));
+                        }
+                    }
+                }
+            }
+        }
+        false
+    }
+}
