@@ -1,4 +1,6 @@
-//! Times `run_function` on a module: `time_run FILE.mlir [INPUTS.npz] [REPEATS]`.
+//! Times `run_function` on a module: `time_run FILE.mlir [INPUTS.npz] [REPEATS]`; with
+//! `--profile` (anywhere), also prints the time per op kind of one run; with
+//! `--save OUT.npz`, writes the outputs of the last run.
 //! Without an npz, inputs are deterministic pseudo-random (floats in [-1, 1), integers
 //! in [0, 4), booleans alternating), like `tools/xla_run.py --random-inputs`.
 
@@ -44,6 +46,7 @@ fn main() {
     let f = m.entry().expect("entry").name.clone();
     let types = neuronc_interp::arg_types(&m, &f).expect("tensor args");
     let npz_arg = args.get(2).filter(|a| a.ends_with(".npz"));
+    let t0 = std::time::Instant::now();
     let inputs: Vec<Tensor> = match npz_arg {
         Some(p) => {
             npz::load_args(&npz::read_npz(p.as_ref()).expect("npz"), &types).expect("inputs")
@@ -53,16 +56,47 @@ fn main() {
             types.iter().map(|t| random_input(t, &mut seed)).collect()
         }
     };
-    let reps: usize = args.last().and_then(|a| a.parse().ok()).unwrap_or(3);
+    if args.iter().any(|a| a == "--profile") {
+        let t = std::time::Instant::now();
+        let (_, prof) =
+            neuronc_interp::run_function_profiled(&m, &f, inputs.clone()).expect("runs");
+        let total = t.elapsed().as_secs_f64() * 1e3;
+        println!("profiled run: {total:.1} ms");
+        for r in prof.rows() {
+            let ms = r.time.as_secs_f64() * 1e3;
+            println!(
+                "{:>28} {:>5} ops {:>9.1} ms {:>5.1}%",
+                r.kind,
+                r.count,
+                ms,
+                100.0 * ms / total
+            );
+        }
+    }
+    println!("inputs: {:.1} ms", t0.elapsed().as_secs_f64() * 1e3);
+    let reps: usize = args
+        .iter()
+        .skip(2)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(3);
+    let save = args
+        .iter()
+        .position(|a| a == "--save")
+        .and_then(|i| args.get(i + 1));
     for _ in 0..reps {
         let t = std::time::Instant::now();
         let out = run_function(&m, &f, inputs.clone(), &RunOptions::default());
         match out {
-            Ok(o) => println!(
-                "run: {:.1} ms ({} outputs)",
-                t.elapsed().as_secs_f64() * 1e3,
-                o.len()
-            ),
+            Ok(o) => {
+                println!(
+                    "run: {:.1} ms ({} outputs)",
+                    t.elapsed().as_secs_f64() * 1e3,
+                    o.len()
+                );
+                if let Some(p) = save {
+                    npz::save_outputs(p.as_ref(), &o).expect("writable output");
+                }
+            }
             Err(e) => {
                 println!("error: {e}");
                 return;

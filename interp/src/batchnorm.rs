@@ -9,7 +9,8 @@ use crate::eval::Res;
 use crate::tensor::Tensor;
 use neuronc_ir::{Attr, OpKind};
 
-/// Per-feature view: feature of linear element `i`.
+/// Per-feature view: the elements are `outer` blocks of `nf` features of `inner`
+/// contiguous elements each.
 struct Feat {
     inner: usize,
     nf: usize,
@@ -18,6 +19,21 @@ struct Feat {
 impl Feat {
     fn of(&self, i: usize) -> usize {
         (i / self.inner) % self.nf
+    }
+
+    /// Calls `f(feature, run)` for each maximal run of one feature's elements, in
+    /// element order (`v.len()` must be a multiple of `inner * nf`).
+    fn runs<'v, T>(&self, v: &'v [T], mut f: impl FnMut(usize, &'v [T])) {
+        for (k, run) in v.chunks(self.inner.max(1)).enumerate() {
+            f(k % self.nf.max(1), run);
+        }
+    }
+
+    /// Maps each element with its feature, in element order.
+    fn map(&self, v: &[f64], f: impl Fn(usize, f64) -> f64) -> Vec<f64> {
+        let mut out = Vec::with_capacity(v.len());
+        self.runs(v, |c, run| out.extend(run.iter().map(|&a| f(c, a))));
+        out
     }
 }
 
@@ -44,14 +60,12 @@ pub(crate) fn exec(cx: &Ctx<'_>, ins: &[&Tensor]) -> Res<Vec<Tensor>> {
     };
     let stats = |v: &[f64]| -> (Vec<f64>, Vec<f64>) {
         let mut mean = vec![0.0; nf];
-        for (i, &a) in v.iter().enumerate() {
-            mean[f.of(i)] += a;
-        }
+        f.runs(v, |c, run| run.iter().for_each(|&a| mean[c] += a));
         mean.iter_mut().for_each(|m| *m /= cnt);
         let mut var = vec![0.0; nf];
-        for (i, &a) in v.iter().enumerate() {
-            var[f.of(i)] += (a - mean[f.of(i)]).powi(2);
-        }
+        f.runs(v, |c, run| {
+            run.iter().for_each(|&a| var[c] += (a - mean[c]).powi(2));
+        });
         var.iter_mut().for_each(|m| *m /= cnt);
         (mean, var)
     };
@@ -60,13 +74,8 @@ pub(crate) fn exec(cx: &Ctx<'_>, ins: &[&Tensor]) -> Res<Vec<Tensor>> {
         cx.wrap(Tensor::from_f64_as(o.elem, &o.shape, v))
     };
     let normalize = |mean: &[f64], var: &[f64], scale: &[f64], off: &[f64]| -> Vec<f64> {
-        xv.iter()
-            .enumerate()
-            .map(|(i, &a)| {
-                let c = f.of(i);
-                scale[c] * (a - mean[c]) / (var[c] + eps).sqrt() + off[c]
-            })
-            .collect()
+        let sd: Vec<f64> = var.iter().map(|v| (v + eps).sqrt()).collect();
+        f.map(&xv, |c, a| scale[c] * (a - mean[c]) / sd[c] + off[c])
     };
     match cx.op.kind {
         OpKind::BatchNormInference => {

@@ -133,7 +133,7 @@ fn chlo_atanh<T: Fl>(x: T) -> T {
 }
 
 /// The function of a unary float op, or `None` if the kind is not one.
-fn unary_float_fn<T: Fl>(kind: OpKind) -> Option<Box<dyn Fn(T) -> T>> {
+fn unary_float_fn<T: Fl>(kind: OpKind) -> Option<Box<dyn Fn(T) -> T + Send + Sync>> {
     use OpKind::*;
     Some(match kind {
         Abs => Box::new(|x: T| x.abs()),
@@ -180,6 +180,32 @@ fn map1<A: Copy, B>(v: &[A], f: impl Fn(A) -> B) -> Vec<B> {
     v.iter().map(|&x| f(x)).collect()
 }
 
+/// Elements per thread below which [`par_map1`] stays on the calling thread.
+const PAR_MIN: usize = 1 << 15;
+
+/// [`map1`] split over up to `available_parallelism` scoped threads for large inputs (the
+/// result does not depend on the split).
+fn par_map1<A: Copy + Sync, B: Copy + Default + Send>(
+    v: &[A],
+    f: impl Fn(A) -> B + Sync,
+) -> Vec<B> {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = cores.min(v.len() / PAR_MIN);
+    if threads <= 1 {
+        return map1(v, f);
+    }
+    let mut out = vec![B::default(); v.len()];
+    let chunk = v.len().div_ceil(threads);
+    let f = &f;
+    std::thread::scope(|s| {
+        for (o, i) in out.chunks_mut(chunk).zip(v.chunks(chunk)) {
+            s.spawn(move || o.iter_mut().zip(i).for_each(|(o, &x)| *o = f(x)));
+        }
+    });
+    out
+}
+
 fn map2<A: Copy, B>(a: &[A], b: &[A], f: impl Fn(A, A) -> B) -> Vec<B> {
     a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect()
 }
@@ -205,7 +231,7 @@ pub fn unary(kind: OpKind, x: &Tensor, out: &TensorType) -> R<Tensor> {
             ChloIsNegInf => Data::Int(map1(v, |a| (a == f32::NEG_INFINITY) as i64)),
             _ => {
                 let f = unary_float_fn::<f32>(kind).ok_or("not a float op")?;
-                let mut r = map1(v, f);
+                let mut r = par_map1(v, f);
                 round_vec(out.elem, &mut r);
                 Data::F32(r)
             }
@@ -215,7 +241,7 @@ pub fn unary(kind: OpKind, x: &Tensor, out: &TensorType) -> R<Tensor> {
             ChloIsInf => Data::Int(map1(v, |a| a.is_infinite() as i64)),
             ChloIsPosInf => Data::Int(map1(v, |a| (a == f64::INFINITY) as i64)),
             ChloIsNegInf => Data::Int(map1(v, |a| (a == f64::NEG_INFINITY) as i64)),
-            _ => Data::F64(map1(
+            _ => Data::F64(par_map1(
                 v,
                 unary_float_fn::<f64>(kind).ok_or("not a float op")?,
             )),
@@ -456,7 +482,7 @@ pub fn expand(t: &Tensor, n: usize) -> std::borrow::Cow<'_, Data> {
     if t.len() == n {
         std::borrow::Cow::Borrowed(t.data())
     } else {
-        std::borrow::Cow::Owned(t.data().gather(&vec![0; n]))
+        std::borrow::Cow::Owned(t.data().repeat(0, n))
     }
 }
 

@@ -5,13 +5,16 @@
 //! regions, `func.call`, `while`, `if` and `case`. Per-op semantics live in the other
 //! modules; [`crate::dispatch`] routes each op to them.
 //! Invariants: the environment is indexed by [`ValueId`] (SSA: each slot is written by
-//! exactly one definition per execution of its region); a value defined in a region is
-//! dropped after its last use in that region, so peak memory follows liveness.
+//! exactly one definition per execution of its region); each region runs by its cached
+//! [`Plan`]: a value defined in a region is dropped after its last use in that region, so
+//! peak memory follows liveness, and transposes feeding only `dot_general`s are folded
+//! into them.
 
 use crate::collectives::Comm;
 use crate::error::InterpError;
+use crate::plan::{Plan, Step};
 use crate::tensor::Tensor;
-use neuronc_ir::{Module, OpId, OpKind, RegionId, ValueDef, ValueId};
+use neuronc_ir::{Module, OpId, OpKind, RegionId, ValueId};
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -42,10 +45,12 @@ pub struct Interp<'m> {
     env: Vec<Option<Val>>,
     depth: u32,
     pub(crate) consts: FxHashMap<OpId, Tensor>,
-    dead_after: FxHashMap<RegionId, Rc<Vec<Vec<ValueId>>>>,
+    plans: FxHashMap<RegionId, Rc<Plan>>,
     pub replica: u32,
     pub partition: u32,
     pub(crate) comm: Option<Arc<Comm>>,
+    /// Time per op kind of the ops of the outermost region, when profiling.
+    pub(crate) profile: Option<crate::profile::Profile>,
 }
 
 pub(crate) type Res<T> = Result<T, InterpError>;
@@ -57,10 +62,11 @@ impl<'m> Interp<'m> {
             env: vec![None; m.values.len()],
             depth: 0,
             consts: FxHashMap::default(),
-            dead_after: FxHashMap::default(),
+            plans: FxHashMap::default(),
             replica: 0,
             partition: 0,
             comm: None,
+            profile: None,
         }
     }
 
@@ -136,13 +142,25 @@ impl<'m> Interp<'m> {
         for (&a, v) in reg.args.iter().zip(args) {
             self.set(a, v);
         }
-        let dead = self.dead_list(region);
+        let plan = self.plan(region);
         for (i, &op) in reg.ops.iter().enumerate() {
             let o = m.op(op);
             if o.kind.is_terminator() {
                 return o.operands.iter().map(|&v| self.get(v).cloned()).collect();
             }
-            let results = crate::dispatch::exec(self, op)?;
+            let t0 = self
+                .profile
+                .as_ref()
+                .filter(|_| self.depth == 1)
+                .map(|_| std::time::Instant::now());
+            let results = match &plan.steps[i] {
+                Step::Normal => crate::dispatch::exec(self, op)?,
+                Step::Skip => continue,
+                Step::FoldedDot(folds) => crate::linalg::folded_dot(self, op, folds)?,
+            };
+            if let (Some(t0), Some(p)) = (t0, self.profile.as_mut()) {
+                p.record(o.kind, t0.elapsed());
+            }
             if results.len() != o.results.len() {
                 return Err(InterpError::Op {
                     op: o.kind.name().into(),
@@ -156,7 +174,7 @@ impl<'m> Interp<'m> {
             for (&r, v) in o.results.iter().zip(results) {
                 self.set(r, v);
             }
-            for &v in &dead[i] {
+            for &v in &plan.dead[i] {
                 self.env[v.index()] = None;
             }
         }
@@ -166,48 +184,13 @@ impl<'m> Interp<'m> {
         })
     }
 
-    /// For each op of `region`, the values defined in the region whose last use is it.
-    fn dead_list(&mut self, region: RegionId) -> Rc<Vec<Vec<ValueId>>> {
-        if let Some(d) = self.dead_after.get(&region) {
-            return d.clone();
-        }
+    /// The (cached) execution plan of `region`.
+    fn plan(&mut self, region: RegionId) -> Rc<Plan> {
         let m = self.m;
-        let ops = &m.region(region).ops;
-        let mut last: FxHashMap<ValueId, usize> = FxHashMap::default();
-        for (i, &op) in ops.iter().enumerate() {
-            for &r in &m.op(op).results {
-                last.insert(r, i);
-            }
-            let mut uses = |v: ValueId| {
-                if let Some(slot) = last.get_mut(&v) {
-                    *slot = i;
-                }
-            };
-            for &v in &m.op(op).operands {
-                uses(v);
-            }
-            for &r in &m.op(op).regions {
-                m.walk_region(r, &mut |inner| {
-                    for &v in &m.op(inner).operands {
-                        uses(v);
-                    }
-                });
-            }
-        }
-        let mut dead = vec![Vec::new(); ops.len()];
-        for (v, i) in last {
-            // Values used by the terminator stay (they are read on return).
-            let is_term = m.op(ops[i]).kind.is_terminator();
-            if !is_term && matches!(m.value(v).def, ValueDef::Result(..)) {
-                dead[i].push(v);
-            }
-        }
-        for d in &mut dead {
-            d.sort();
-        }
-        let d = Rc::new(dead);
-        self.dead_after.insert(region, d.clone());
-        d
+        self.plans
+            .entry(region)
+            .or_insert_with(|| Rc::new(Plan::new(m, region)))
+            .clone()
     }
 
     /// Runs a region on tensors and returns tensors.

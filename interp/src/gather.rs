@@ -48,7 +48,6 @@ pub fn gather(
 ) -> R<Tensor> {
     let rank = x.rank();
     let xs = strides(x.shape());
-    let ivd = g.index_vector_dim as usize;
     let batch_dims: Vec<usize> = (0..out.rank())
         .filter(|d| !g.offset_dims.contains(&(*d as i64)))
         .collect();
@@ -65,25 +64,19 @@ pub fn gather(
     let mut take = Vec::with_capacity(n);
     let mut oi = vec![0i64; out.rank()];
     let mut sv = Vec::new();
+    let mut start = vec![0i64; rank];
     let mut full = vec![0i64; rank];
+    // The batch index whose slice start is in `start` (recomputed when it changes).
+    let mut cached: Option<Vec<i64>> = None;
+    let mut batch = Vec::with_capacity(batch_dims.len());
     for _ in 0..n {
-        let batch: Vec<i64> = batch_dims.iter().map(|&d| oi[d]).collect();
-        index_vector(idx, ivd, &batch, &mut sv);
-        full.iter_mut().for_each(|v| *v = 0);
-        for (k, &od) in g.start_index_map.iter().enumerate() {
-            let od = od as usize;
-            let hi = (x.shape()[od] - slice_sizes[od]).max(0);
-            full[od] = sv.get(k).copied().unwrap_or(0).clamp(0, hi);
+        batch.clear();
+        batch.extend(batch_dims.iter().map(|&d| oi[d]));
+        if cached.as_ref() != Some(&batch) {
+            slice_start(x, idx, g, slice_sizes, &batch, &mut sv, &mut start);
+            cached = Some(batch.clone());
         }
-        for (ob, sb) in g
-            .operand_batching_dims
-            .iter()
-            .zip(&g.start_indices_batching_dims)
-        {
-            let sb = *sb as usize;
-            let pos = if sb < ivd { sb } else { sb - 1 };
-            full[*ob as usize] += batch.get(pos).copied().unwrap_or(0);
-        }
+        full.copy_from_slice(&start);
         for (k, &od) in g.offset_dims.iter().enumerate() {
             full[offset_operand_dims[k]] += oi[od as usize];
         }
@@ -98,6 +91,36 @@ pub fn gather(
         bump(&mut oi, &out.shape);
     }
     Tensor::new(out.clone(), x.data().gather(&take))
+}
+
+/// The operand index where the slice of batch position `batch` starts: the clamped start
+/// indices plus the operand batching dims. `sv` is scratch space.
+fn slice_start(
+    x: &Tensor,
+    idx: &Tensor,
+    g: &GatherDims,
+    slice_sizes: &[i64],
+    batch: &[i64],
+    sv: &mut Vec<i64>,
+    start: &mut [i64],
+) {
+    let ivd = g.index_vector_dim as usize;
+    index_vector(idx, ivd, batch, sv);
+    start.iter_mut().for_each(|v| *v = 0);
+    for (k, &od) in g.start_index_map.iter().enumerate() {
+        let od = od as usize;
+        let hi = (x.shape()[od] - slice_sizes[od]).max(0);
+        start[od] = sv.get(k).copied().unwrap_or(0).clamp(0, hi);
+    }
+    for (ob, sb) in g
+        .operand_batching_dims
+        .iter()
+        .zip(&g.start_indices_batching_dims)
+    {
+        let sb = *sb as usize;
+        let pos = if sb < ivd { sb } else { sb - 1 };
+        start[*ob as usize] += batch.get(pos).copied().unwrap_or(0);
+    }
 }
 
 /// `gather` / `dynamic_gather` / `torch_index_select` from an op.

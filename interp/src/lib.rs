@@ -4,11 +4,14 @@
 //! Entry point: [`run_function`]. Modules:
 //! * [`tensor`] — host tensors ([`Tensor`]) and the byte encoding of every element type;
 //! * [`floatfmt`] — the f8/f6/f4 formats and `reduce_precision`;
-//! * `eval` / `dispatch` — regions, control flow, and the routing of each op;
+//! * `eval` / `plan` / `dispatch` — regions (each run by a cached plan: liveness, transposes
+//!   folded into `dot_general`), control flow, and the routing of each op;
 //! * `elementwise` (with `complexfn`: accurate complex elementary functions), `convert`,
-//!   `shape`, `gather`, `reduce`, `sort`, `linalg`, `linalg2`, `conv`, `batchnorm`, `rng`,
-//!   `collectives`, `custom`, `check` — op semantics;
-//! * [`npz`] — `.npz` input/output files; [`compare`] — tolerance checks for tests.
+//!   `shape` (with `strided`: tiled strided copies), `gather`, `reduce`, `sort`, `linalg`,
+//!   `linalg2`, `conv`, `batchnorm`, `rng`, `collectives`, `custom`, `check` — op
+//!   semantics;
+//! * [`npz`] — `.npz` input/output files; [`profile`] — time per op kind; [`compare`] —
+//!   tolerance checks for tests.
 //!
 //! Invariants: running user input never panics — every failure is an [`InterpError`];
 //! results are deterministic.
@@ -31,16 +34,20 @@ mod linalg;
 mod linalg2;
 mod mathfn;
 pub mod npz;
+mod plan;
+pub mod profile;
 mod reduce;
 mod region;
 mod rng;
 mod shape;
 mod sort;
 pub mod step;
+mod strided;
 pub mod tensor;
 
 pub use compare::{compare, Mismatch};
 pub use error::InterpError;
+pub use profile::{Profile, ProfileRow};
 pub use tensor::{Data, Tensor};
 
 use eval::{Interp, Val};
@@ -137,6 +144,20 @@ pub fn run_function(
     let mut out = Vec::new();
     vals.into_iter().for_each(|v| flatten(v, &mut out));
     Ok(out)
+}
+
+/// Like [`run_function`] on one process, also timing each op of the function body by
+/// kind (see [`Profile`]).
+pub fn run_function_profiled(
+    module: &Module,
+    func_name: &str,
+    inputs: Vec<Tensor>,
+) -> Result<(Vec<Tensor>, Profile), InterpError> {
+    check_inputs(module, func_name, &inputs)?;
+    let mut it = Interp::new(module);
+    it.profile = Some(Profile::default());
+    let vals = it.call(func_name, inputs.into_iter().map(Val::T).collect())?;
+    Ok((flatten_vals(vals), it.profile.take().unwrap_or_default()))
 }
 
 /// Runs every simulated process and returns each one's results, indexed by

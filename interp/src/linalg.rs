@@ -5,15 +5,18 @@
 //! f64, f32 accumulation for narrower floats as XLA:CPU does, exact wrapping loops for
 //! integers, plain loops for complex). Operands whose dims are already grouped as
 //! (batch, free, contracting) or (batch, contracting, free) are used in place through
-//! strides; others are transposed once.
+//! strides; others are transposed once. A `dot_general` whose operand is a transpose
+//! folded by the region's plan reads the transpose's operand with permuted dim groups.
 //! Invariant: results are rounded to the result element type once, at the end.
 
 use crate::dispatch::Ctx;
 use crate::elementwise::round_vec;
+use crate::eval::{op_err, Interp, Res, Val};
+use crate::plan::Fold;
 use crate::shape::{dims, transpose};
 use crate::tensor::{wrap_int, Data, Tensor};
 use neuronc_ir::attr::DotDims;
-use neuronc_ir::{Attr, ElemType, OpKind, TensorType};
+use neuronc_ir::{Attr, ElemType, OpId, OpKind, TensorType};
 use num_complex::Complex;
 
 type R<T> = Result<T, String>;
@@ -74,21 +77,73 @@ fn free_dims(rank: usize, a: &[i64], b: &[i64]) -> Vec<i64> {
         .collect()
 }
 
+/// The dims of one `dot_general` operand, each group in contraction order.
+struct Groups {
+    batch: Vec<i64>,
+    contracting: Vec<i64>,
+    free: Vec<i64>,
+}
+
+impl Groups {
+    /// The groups of an operand of rank `rank` with the given batching and contracting
+    /// dims; the free dims are the rest, ascending.
+    fn of(rank: usize, batch: &[i64], contracting: &[i64]) -> Groups {
+        Groups {
+            batch: batch.to_vec(),
+            contracting: contracting.to_vec(),
+            free: free_dims(rank, batch, contracting),
+        }
+    }
+
+    /// The same groups on the operand of a transpose by `perm` (dim `d` of the transposed
+    /// tensor is dim `perm[d]` of the operand).
+    fn through(&self, perm: &[i64]) -> R<Groups> {
+        let map = |ds: &[i64]| -> R<Vec<i64>> {
+            ds.iter()
+                .map(|&d| {
+                    usize::try_from(d)
+                        .ok()
+                        .and_then(|d| perm.get(d).copied())
+                        .ok_or_else(|| "dimension out of range".to_string())
+                })
+                .collect()
+        };
+        Ok(Groups {
+            batch: map(&self.batch)?,
+            contracting: map(&self.contracting)?,
+            free: map(&self.free)?,
+        })
+    }
+}
+
 /// `dot_general`.
 pub fn dot_general(l: &Tensor, r: &Tensor, dd: &DotDims, out: &TensorType) -> R<Tensor> {
-    let lf = free_dims(l.rank(), &dd.lhs_batching, &dd.lhs_contracting);
-    let rf = free_dims(r.rank(), &dd.rhs_batching, &dd.rhs_contracting);
-    let b = prod(l.shape(), &dd.lhs_batching);
+    let lg = Groups::of(l.rank(), &dd.lhs_batching, &dd.lhs_contracting);
+    let rg = Groups::of(r.rank(), &dd.rhs_batching, &dd.rhs_contracting);
+    contract(l, &lg, r, &rg, out)
+}
+
+/// `dot_general` on operands given with their dim groups.
+fn contract(l: &Tensor, lg: &Groups, r: &Tensor, rg: &Groups, out: &TensorType) -> R<Tensor> {
+    let in_range = |t: &Tensor, g: &Groups| {
+        [&g.batch, &g.contracting, &g.free]
+            .iter()
+            .all(|ds| ds.iter().all(|&d| (0..t.rank() as i64).contains(&d)))
+    };
+    if !in_range(l, lg) || !in_range(r, rg) {
+        return Err("dimension out of range".into());
+    }
+    let b = prod(l.shape(), &lg.batch);
     let (m, k, n) = (
-        prod(l.shape(), &lf),
-        prod(l.shape(), &dd.lhs_contracting),
-        prod(r.shape(), &rf),
+        prod(l.shape(), &lg.free),
+        prod(l.shape(), &lg.contracting),
+        prod(r.shape(), &rg.free),
     );
-    if k != prod(r.shape(), &dd.rhs_contracting) || b != prod(r.shape(), &dd.rhs_batching) {
+    if k != prod(r.shape(), &rg.contracting) || b != prod(r.shape(), &rg.batch) {
         return Err("contracting or batching dimension sizes differ".into());
     }
-    let a = view(l, &dd.lhs_batching, &lf, &dd.lhs_contracting)?;
-    let bv = view(r, &dd.rhs_batching, &dd.rhs_contracting, &rf)?;
+    let a = view(l, &lg.batch, &lg.free, &lg.contracting)?;
+    let bv = view(r, &rg.batch, &rg.contracting, &rg.free)?;
     let data = match (a.t.data(), bv.t.data()) {
         (Data::F32(x), Data::F32(y)) => {
             let mut c = vec![0f32; b * m * n];
@@ -314,6 +369,43 @@ pub(crate) fn dot_op(cx: &Ctx<'_>, ins: &[&Tensor]) -> R<Tensor> {
     };
     let out = cx.out(0).map_err(|e| e.to_string())?;
     dot_general(l, r, &dd, out)
+}
+
+/// A `dot_general` op whose operands may be read through folded transposes (see
+/// [`crate::plan`]).
+pub(crate) fn folded_dot(it: &Interp<'_>, id: OpId, folds: &[Option<Fold>; 2]) -> Res<Vec<Val>> {
+    let op = it.m.op(id);
+    let err = |msg: String| op_err(op.kind, msg);
+    let dd = match op.attrs.get("dot_dimension_numbers") {
+        Some(Attr::DotDims(d)) => d,
+        _ => return Err(err("missing dot_dimension_numbers".into())),
+    };
+    let operand = |i: usize, batch: &[i64], contracting: &[i64]| -> Res<(&Tensor, Groups)> {
+        let v = *op
+            .operands
+            .get(i)
+            .ok_or_else(|| err(format!("missing operand {i}")))?;
+        match &folds[i] {
+            Some(f) => {
+                let t = it.tensor(f.src)?;
+                let g = Groups::of(f.perm.len(), batch, contracting);
+                Ok((t, g.through(&f.perm).map_err(err)?))
+            }
+            None => {
+                let t = it.tensor(v)?;
+                Ok((t, Groups::of(t.rank(), batch, contracting)))
+            }
+        }
+    };
+    let (l, lg) = operand(0, &dd.lhs_batching, &dd.lhs_contracting)?;
+    let (r, rg) = operand(1, &dd.rhs_batching, &dd.rhs_contracting)?;
+    let out = op
+        .results
+        .first()
+        .and_then(|&v| it.m.tensor_type(v))
+        .ok_or_else(|| err("result 0 is not a tensor".into()))?;
+    let t = contract(l, &lg, r, &rg, out).map_err(err)?;
+    Ok(vec![Val::T(t)])
 }
 
 /// `cholesky`, `triangular_solve`, `fft`.

@@ -234,7 +234,7 @@ fn select_and_scatter(
     let idx = w.indices(operand.shape(), source.shape());
     let wn: usize = dims(&w.size).iter().product();
     let n = operand.len();
-    let mut res = init.data().gather(&vec![0; n]);
+    let mut res = init.data().repeat(0, n);
     let fast = classify(it.m, scatter);
     for s in 0..source.len() {
         let mut sel: Option<usize> = None;

@@ -93,7 +93,7 @@ pub fn fold_chunks(
 ) -> Option<Data> {
     use OpKind::*;
     if chunk == 0 {
-        return Some(init.gather(&vec![0; outs]));
+        return Some(init.repeat(0, outs));
     }
     Some(match (src, init) {
         (Data::F32(v), Data::F32(i)) => {

@@ -1,11 +1,12 @@
 //! Data-movement ops: broadcast, reshape, transpose, slice, dynamic (update) slice,
 //! concatenate, pad, reverse, iota.
 //!
-//! Owns: index arithmetic on row-major tensors. Most ops reduce to one strided gather
-//! ([`strided_indices`] + [`Data::gather`]). Invariants: shapes come from the op's result
+//! Owns: index arithmetic on row-major tensors. Most ops reduce to one strided copy
+//! ([`crate::strided`]). Invariants: shapes come from the op's result
 //! type (verified), and every index computed here is checked against the operand's
 //! bounds before use, so malformed attributes give an error, never a panic.
 
+use crate::strided::strided_copy;
 use crate::tensor::{Data, Tensor};
 use neuronc_ir::{ElemType, TensorType};
 
@@ -53,58 +54,6 @@ pub fn strided_indices(shape: &[usize], strides: &[isize], base: isize) -> Vec<u
         loop {
             if d == 0 {
                 return out;
-            }
-            d -= 1;
-            idx[d] += 1;
-            off += strides[d];
-            if idx[d] < shape[d] {
-                break;
-            }
-            off -= strides[d] * shape[d] as isize;
-            idx[d] = 0;
-        }
-    }
-}
-
-/// Copies `src[base + sum(idx[d] * strides[d])]` for every index of `shape` (row-major);
-/// `None` if an index falls outside `src`.
-fn strided_copy<T: Copy>(
-    src: &[T],
-    shape: &[usize],
-    strides: &[isize],
-    base: isize,
-) -> Option<Vec<T>> {
-    let n: usize = shape.iter().product();
-    let mut out = Vec::with_capacity(n);
-    if n == 0 {
-        return Some(out);
-    }
-    let rank = shape.len();
-    if rank == 0 {
-        return src.get(base as usize).map(|&v| vec![v]);
-    }
-    let mut idx = vec![0usize; rank];
-    let mut off = base;
-    let last = rank - 1;
-    let (ln, ls) = (shape[last], strides[last]);
-    loop {
-        let end = off + (ln as isize - 1) * ls;
-        if off < 0 || end < 0 || off as usize >= src.len() || end as usize >= src.len() {
-            return None;
-        }
-        if ls == 1 {
-            out.extend_from_slice(&src[off as usize..off as usize + ln]);
-        } else {
-            let mut o = off;
-            for _ in 0..ln {
-                out.push(src[o as usize]);
-                o += ls;
-            }
-        }
-        let mut d = last;
-        loop {
-            if d == 0 {
-                return Some(out);
             }
             d -= 1;
             idx[d] += 1;
@@ -270,7 +219,7 @@ pub fn concatenate(xs: &[&Tensor], dim: usize, out: &TensorType) -> R<Tensor> {
 /// `pad` with low/high (possibly negative) and interior padding.
 pub fn pad(x: &Tensor, val: &Tensor, lo: &[i64], interior: &[i64], out: &TensorType) -> R<Tensor> {
     let n = out.num_elements() as usize;
-    let mut data = val.data().gather(&vec![0; n]);
+    let mut data = val.data().repeat(0, n);
     let os = strides(&out.shape);
     let xs_shape = dims(x.shape());
     let rank = x.rank();

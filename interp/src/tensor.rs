@@ -49,6 +49,16 @@ impl Data {
             Data::C128(v) => Data::C128(idx.iter().map(|&i| v[i]).collect()),
         }
     }
+    /// Storage of `n` copies of element `i` (empty if there is no element `i`).
+    pub fn repeat(&self, i: usize, n: usize) -> Data {
+        match self {
+            Data::Int(v) => Data::Int(v.get(i).map_or(Vec::new(), |&x| vec![x; n])),
+            Data::F32(v) => Data::F32(v.get(i).map_or(Vec::new(), |&x| vec![x; n])),
+            Data::F64(v) => Data::F64(v.get(i).map_or(Vec::new(), |&x| vec![x; n])),
+            Data::C64(v) => Data::C64(v.get(i).map_or(Vec::new(), |&x| vec![x; n])),
+            Data::C128(v) => Data::C128(v.get(i).map_or(Vec::new(), |&x| vec![x; n])),
+        }
+    }
     /// Empty storage of the same class with room for `n` elements.
     pub fn empty_like(&self, n: usize) -> Data {
         match self {
@@ -246,7 +256,7 @@ impl Tensor {
         if d.is_splat() {
             let one = decode_bytes(d.elem, d.element_bytes(0));
             let n = shape_len(&ty.shape);
-            let data = one.gather(&vec![0; n]);
+            let data = one.repeat(0, n);
             return Tensor::new(ty, data);
         }
         Tensor::from_bytes(ty, &d.to_bytes())

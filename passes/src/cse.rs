@@ -117,6 +117,19 @@ fn canonical_operands(m: &Module, op: OpId) -> Vec<ValueId> {
     v
 }
 
+/// `canonical_operands(a) == canonical_operands(b)`, without allocating in the common
+/// cases (non-commutative, or two operands).
+fn same_canonical_operands(m: &Module, a: OpId, b: OpId) -> bool {
+    let (oa, ob) = (m.op(a), m.op(b));
+    if !oa.kind.is_commutative() {
+        return oa.operands == ob.operands;
+    }
+    match (oa.operands.as_slice(), ob.operands.as_slice()) {
+        ([x0, x1], [y0, y1]) => (x0.min(x1), x0.max(x1)) == (y0.min(y1), y0.max(y1)),
+        _ => canonical_operands(m, a) == canonical_operands(m, b),
+    }
+}
+
 fn op_hash(m: &Module, op: OpId) -> u64 {
     let o = m.op(op);
     let mut h = FxHasher::default();
@@ -190,7 +203,7 @@ fn ops_equivalent(m: &Module, a: OpId, b: OpId, local: &mut FxHashMap<ValueId, V
     }
     let same = |x: &ValueId, y: &ValueId| local.get(x).map_or(x == y, |z| z == y);
     let operands_match = if local.is_empty() {
-        canonical_operands(m, a) == canonical_operands(m, b)
+        same_canonical_operands(m, a, b)
     } else {
         oa.operands.len() == ob.operands.len()
             && oa

@@ -208,6 +208,59 @@ pub fn make_constant(m: &mut Module, ty: TypeId, dense: DenseElements) -> OpId {
     m.create_op(OpKind::Constant, Vec::new(), &[ty], attrs)
 }
 
+/// A value renaming used while cloning ops: values without an entry map to themselves.
+pub trait ValueMap {
+    /// The value `v` is renamed to (`v` itself when it has no entry).
+    fn lookup(&self, v: ValueId) -> ValueId;
+    /// Records that `from` is renamed to `to`.
+    fn record(&mut self, from: ValueId, to: ValueId);
+}
+
+impl ValueMap for FxHashMap<ValueId, ValueId> {
+    fn lookup(&self, v: ValueId) -> ValueId {
+        *self.get(&v).unwrap_or(&v)
+    }
+    fn record(&mut self, from: ValueId, to: ValueId) {
+        self.insert(from, to);
+    }
+}
+
+/// A [`ValueMap`] over a fixed range of value ids, backed by a vector; [`DenseValueMap::clear`]
+/// empties it in constant time (entries are stamped with a generation).
+#[derive(Clone, Debug, Default)]
+pub struct DenseValueMap {
+    to: Vec<(u32, ValueId)>,
+    generation: u32,
+}
+
+impl DenseValueMap {
+    /// A map able to hold keys `0..len` (later keys are ignored by `record`).
+    pub fn new(len: usize) -> Self {
+        DenseValueMap {
+            to: vec![(0, ValueId(0)); len],
+            generation: 1,
+        }
+    }
+    /// Removes every entry.
+    pub fn clear(&mut self) {
+        self.generation += 1;
+    }
+}
+
+impl ValueMap for DenseValueMap {
+    fn lookup(&self, v: ValueId) -> ValueId {
+        match self.to.get(v.index()) {
+            Some(&(g, to)) if g == self.generation => to,
+            _ => v,
+        }
+    }
+    fn record(&mut self, from: ValueId, to: ValueId) {
+        if let Some(slot) = self.to.get_mut(from.index()) {
+            *slot = (self.generation, to);
+        }
+    }
+}
+
 /// Deep-copies the ops of region `src` (except its terminator) to the end of region `dst`,
 /// mapping values through `map` (which must already map `src`'s arguments). Returns the
 /// terminator's operands, mapped. Nested regions are cloned recursively.
@@ -215,18 +268,13 @@ pub fn clone_region_into(
     m: &mut Module,
     src: RegionId,
     dst: RegionId,
-    map: &mut FxHashMap<ValueId, ValueId>,
+    map: &mut impl ValueMap,
 ) -> Vec<ValueId> {
     let ops = m.region(src).ops.clone();
     let mut ret = Vec::new();
     for op in ops {
         if m.op(op).kind.is_terminator() {
-            ret = m
-                .op(op)
-                .operands
-                .iter()
-                .map(|v| *map.get(v).unwrap_or(v))
-                .collect();
+            ret = m.op(op).operands.iter().map(|&v| map.lookup(v)).collect();
             continue;
         }
         let new = clone_op(m, op, map);
@@ -236,33 +284,32 @@ pub fn clone_region_into(
 }
 
 /// Deep-copies one op (detached), mapping operands through `map` and recording its results.
-pub fn clone_op(m: &mut Module, op: OpId, map: &mut FxHashMap<ValueId, ValueId>) -> OpId {
-    let src = m.op(op).clone();
-    let operands = src
-        .operands
-        .iter()
-        .map(|v| *map.get(v).unwrap_or(v))
-        .collect();
+pub fn clone_op(m: &mut Module, op: OpId, map: &mut impl ValueMap) -> OpId {
+    let src = m.op(op);
+    let (kind, loc, span) = (src.kind, src.loc, src.span);
+    let operands = src.operands.iter().map(|&v| map.lookup(v)).collect();
     let types: Vec<TypeId> = src.results.iter().map(|&r| m.value_type(r)).collect();
-    let new = m.create_op(src.kind, operands, &types, src.attrs.clone());
+    let attrs = src.attrs.clone();
+    let new = m.create_op(kind, operands, &types, attrs);
     {
         let n = m.op_mut(new);
-        n.loc = src.loc;
-        n.span = src.span;
+        n.loc = loc;
+        n.span = span;
     }
-    let new_results = m.op(new).results.clone();
-    for (old, new_v) in src.results.iter().zip(new_results) {
-        map.insert(*old, new_v);
+    for i in 0..types.len() {
+        let (old, new_v) = (m.op(op).results[i], m.op(new).results[i]);
+        map.record(old, new_v);
     }
-    for &r in &src.regions {
+    for ri in 0..m.op(op).regions.len() {
+        let r = m.op(op).regions[ri];
         let nr = m.add_op_region(new);
-        let args = m.region(r).args.clone();
-        for a in args {
+        for ai in 0..m.region(r).args.len() {
+            let a = m.region(r).args[ai];
             let na = m.add_region_arg(nr, m.value_type(a));
-            map.insert(a, na);
+            map.record(a, na);
         }
-        let inner = m.region(r).ops.clone();
-        for iop in inner {
+        for ii in 0..m.region(r).ops.len() {
+            let iop = m.region(r).ops[ii];
             let c = clone_op(m, iop, map);
             m.append_op(nr, c);
         }
@@ -305,5 +352,24 @@ fn attr_identical(a: &Attr, b: &Attr) -> bool {
         (Attr::Dict(x), Attr::Dict(y)) => attrs_identical(x, y),
         (Attr::Elements(x), Attr::Elements(y)) => Arc::ptr_eq(x, y) || dense_identical(x, y),
         _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dense_value_map_clears_in_constant_time() {
+        let mut map = DenseValueMap::new(4);
+        map.record(ValueId(2), ValueId(9));
+        map.record(ValueId(7), ValueId(8)); // out of range: ignored
+        assert_eq!(map.lookup(ValueId(2)), ValueId(9));
+        assert_eq!(map.lookup(ValueId(1)), ValueId(1));
+        assert_eq!(map.lookup(ValueId(7)), ValueId(7));
+        map.clear();
+        assert_eq!(map.lookup(ValueId(2)), ValueId(2));
+        map.record(ValueId(3), ValueId(0));
+        assert_eq!(map.lookup(ValueId(3)), ValueId(0));
     }
 }

@@ -5,7 +5,7 @@
 //! * [`pipeline`] — [`Pipeline`]s parsed from `--passes=` text and the `-O` presets;
 //!   [`manager`] — [`run_pipeline`], [`PassReport`] and [`OptOptions`] (the `opt` flags).
 //! * Passes, one file each: [`inline`], [`canonicalize`] (rules in its submodules),
-//!   [`cse`], [`dce`], [`decompose_batch_norm`], [`recognize_idioms`].
+//!   [`cse`], [`dce`], [`decompose_batch_norm`], [`recognize_idioms`], [`sink_constants`].
 //!
 //! Invariants: passes are deterministic; every individual rewrite is announced through
 //! [`PassContext::try_rewrite`] before it happens (so `--opt-fuel` bisects and
@@ -26,6 +26,7 @@ pub mod pass;
 pub mod pipeline;
 pub mod recognize_idioms;
 pub mod registry;
+pub mod sink_constants;
 
 pub use context::{Changed, PassContext, PrintSink};
 pub use error::PassError;

@@ -90,31 +90,35 @@ pub fn run_pipeline(
         ops_before: module.num_live_ops(),
         ..PassReport::default()
     };
-    run_items(module, &pipeline.items, ctx, &mut report)?;
-    report.ops_after = module.num_live_ops();
+    let mut live = report.ops_before;
+    run_items(module, &pipeline.items, ctx, &mut report, &mut live)?;
+    report.ops_after = live;
     report.total_wall = start.elapsed();
     report.rewrites = report.runs.iter().map(|r| r.rewrites).sum();
     report.trace = ctx.trace().to_vec();
     Ok(report)
 }
 
+/// `live` is the number of live ops, kept up to date (recounted only after a pass that
+/// reported a change: a pass that changes nothing leaves the count as it was).
 fn run_items(
     module: &mut Module,
     items: &[PipelineItem],
     ctx: &mut PassContext,
     report: &mut PassReport,
+    live: &mut usize,
 ) -> Result<Changed, PassError> {
     let mut any = false;
     for item in items {
         let changed = match item {
-            PipelineItem::Pass(pass) => run_one(module, pass.as_ref(), ctx, report)?,
+            PipelineItem::Pass(pass) => run_one(module, pass.as_ref(), ctx, report, live)?,
             PipelineItem::Fixpoint {
                 items,
                 max_iterations,
             } => {
                 let mut changed_once = false;
                 for _ in 0..*max_iterations {
-                    if !run_items(module, items, ctx, report)?.changed() {
+                    if !run_items(module, items, ctx, report, live)?.changed() {
                         break;
                     }
                     changed_once = true;
@@ -132,6 +136,7 @@ fn run_one(
     pass: &dyn crate::pass::Pass,
     ctx: &mut PassContext,
     report: &mut PassReport,
+    live: &mut usize,
 ) -> Result<Changed, PassError> {
     let before = ctx.rewrites_applied();
     let t = Instant::now();
@@ -147,12 +152,15 @@ fn run_one(
         let text = print_module(module, &PrintOptions::default());
         ctx.emit_print(pass.name(), &text);
     }
+    if changed.changed() {
+        *live = module.num_live_ops();
+    }
     report.runs.push(PassRun {
         pass: pass.name(),
         wall,
         changed: changed.changed(),
         rewrites: ctx.rewrites_applied() - before,
-        ops_after: module.num_live_ops(),
+        ops_after: *live,
     });
     Ok(changed)
 }

@@ -88,13 +88,13 @@ impl Pipeline {
     /// The preset for `-O<level>`:
     /// * `-O0`: nothing.
     /// * `-O1`: `inline,canonicalize,cse,dce`.
-    /// * `-O2`: `inline,decompose-batch-norm,fixpoint<8>(canonicalize,cse,dce),neuron-fuse,dce`
+    /// * `-O2`: `inline,decompose-batch-norm,fixpoint<8>(canonicalize,cse,dce),sink-constants,neuron-fuse,dce`
     ///   (`neuron-fuse` outlines NeuronCore kernels as `neuronc.kernel` composites).
     pub fn preset(level: u8) -> Result<Pipeline, PassError> {
         let text = match level {
             0 => return Ok(Pipeline::default()),
             1 => "inline,canonicalize,cse,dce",
-            2 => "inline,decompose-batch-norm,fixpoint<8>(canonicalize,cse,dce),neuron-fuse,dce",
+            2 => "inline,decompose-batch-norm,fixpoint<8>(canonicalize,cse,dce),sink-constants,neuron-fuse,dce",
             _ => return Err(PassError::UnknownOptLevel(level)),
         };
         Pipeline::parse(text)

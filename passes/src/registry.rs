@@ -39,6 +39,11 @@ static REGISTRY: &[PassInfo] = &[
         make: || Box::new(crate::decompose_batch_norm::DecomposeBatchNorm),
     },
     PassInfo {
+        name: "sink-constants",
+        summary: "copy constants that nested regions capture into those regions",
+        make: || Box::new(crate::sink_constants::SinkConstants),
+    },
+    PassInfo {
         name: "neuron-fuse",
         summary:
             "assign NeuronCore layouts, plan kernels and outline them as neuronc.kernel composites",

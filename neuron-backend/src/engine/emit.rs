@@ -78,9 +78,10 @@ pub fn report(l: &Lowered, s: &Schedule, model: &CoreModel) -> Report {
     let w = &l.work;
     // On v2, Vector and GpSimd cannot stream SBUF at the same time (facts §1.3, the
     // scheduler serialises them too), so the elementwise work spreads over two parallel
-    // resources (that port and ScalarE), not three.
+    // resources (that port and ScalarE), not three, and everything only Vector or
+    // GpSimd can do (their fixed work and the two-input ops) passes through the port.
     let (lanes, dve_pool) = if model.shared_ports {
-        (2.0, w.fixed[1] + w.fixed[3])
+        (2.0, w.fixed[1] + w.fixed[3] + w.vector_or_pool)
     } else {
         (3.0, w.fixed[1].max(w.fixed[3]))
     };

@@ -99,6 +99,9 @@ pub struct Work {
     pub fixed: [f64; 4],
     /// Ideal work that several of Vector/Scalar/GpSimd can do, at the cheapest engine.
     pub flexible: f64,
+    /// Part of `flexible` that only Vector or GpSimd can do (two-input ops): on v2 it all
+    /// passes through their shared SBUF port.
+    pub vector_or_pool: f64,
     /// Bytes of the function's arguments and results (read once, written once).
     pub compulsory_hbm_bytes: u64,
     /// Bytes moved by all DMA instructions.
@@ -202,8 +205,8 @@ pub fn lower(
     })
 }
 
-/// The kernels to lower, in a topological order of the kernel graph (Kahn; kernels made
-/// ready by the previous one first, then by the program position of the first op).
+/// The kernels to lower, in a topological order of the kernel graph (Kahn; ties by the
+/// program position of the first op).
 /// Kernels on or after a cycle of the fusion plan (which the plan should never contain)
 /// are split into one kernel per op, so lowering still succeeds.
 pub(crate) fn kernels_in_order(
@@ -290,27 +293,12 @@ fn kernel_order(m: &Module, plan: &NeuronPlan, ks: &[Kernel]) -> Result<Vec<usiz
         .map(|k| Reverse((key(k), k)))
         .collect();
     let mut order = Vec::with_capacity(ks.len());
-    // Kernels made ready by the kernel just placed go first (earliest in program order
-    // among them): they read its outputs while those are still resident in SBUF. This
-    // pulls e.g. an optimizer update up to the gradient kernel that feeds it.
-    let mut hot: Vec<usize> = Vec::new();
-    loop {
-        let k = match hot.iter().enumerate().min_by_key(|(_, &k)| (key(k), k)) {
-            Some((i, _)) => hot.swap_remove(i),
-            None => match ready.pop() {
-                Some(Reverse((_, k))) => k,
-                None => break,
-            },
-        };
+    while let Some(Reverse((_, k))) = ready.pop() {
         order.push(k);
-        for &h in &hot {
-            ready.push(Reverse((key(h), h)));
-        }
-        hot.clear();
         for &s in &succ[k] {
             indeg[s] -= 1;
             if indeg[s] == 0 {
-                hot.push(s);
+                ready.push(Reverse((key(s), s)));
             }
         }
     }
@@ -629,10 +617,17 @@ impl<'a> Lowerer<'a> {
         if let [only] = engines {
             self.work.fixed[only.index().min(3)] += ideal(*only);
         } else {
-            self.work.flexible += engines
+            let t = engines
                 .iter()
                 .map(|&e| ideal(e))
                 .fold(f64::INFINITY, f64::min);
+            self.work.flexible += t;
+            if engines
+                .iter()
+                .all(|e| matches!(e, Engine::Vector | Engine::GpSimd))
+            {
+                self.work.vector_or_pool += t;
+            }
         }
     }
 

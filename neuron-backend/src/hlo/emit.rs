@@ -14,7 +14,7 @@ use super::proto::{HloComputationProto, HloInstructionProto, OpMetadata, Program
 use super::proto::{PrimitiveType, ShapeProto};
 use super::shape::{self, shape_of, tuple_shape};
 use super::{HloError, HloOptions};
-use neuronc_ir::{Module, OpId, OpKind, RegionId, ValueId};
+use neuronc_ir::{Module, OpId, OpKind, RegionId, ValueDef, ValueId};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A new instruction with `opcode`, `shape` and `operands` (id and name set on push).
@@ -227,6 +227,11 @@ impl<'a> Emitter<'a> {
             let p = self.param(&mut c, s);
             c.values.insert(a, p);
         }
+        // An HLO computation cannot capture: constants of enclosing regions that this
+        // region's ops use are re-emitted inside it (torch_xla's `any(dim)` reducer).
+        for def in self.captured_constants(region) {
+            self.lower_op(&mut c, def)?;
+        }
         let rets = self.lower_body(&mut c, region)?;
         let root = if rets.len() == 1 && !force_tuple {
             rets[0]
@@ -273,6 +278,26 @@ impl<'a> Emitter<'a> {
 
     /// Values used inside `regions` (at any depth) but defined outside them, in first-use
     /// order.
+    /// The `stablehlo.constant` ops of enclosing regions whose results ops directly in
+    /// `region` use, in first-use order.
+    pub fn captured_constants(&self, region: RegionId) -> Vec<OpId> {
+        let r = self.m.region(region);
+        let mut defined: FxHashSet<ValueId> = r.args.iter().copied().collect();
+        let mut out: Vec<OpId> = Vec::new();
+        for &op in &r.ops {
+            for &v in &self.m.op(op).operands {
+                if let ValueDef::Result(d, _) = self.m.value(v).def {
+                    let outer = !defined.contains(&v);
+                    if outer && self.m.op(d).kind == OpKind::Constant && !out.contains(&d) {
+                        out.push(d);
+                    }
+                }
+            }
+            defined.extend(self.m.op(op).results.iter().copied());
+        }
+        out
+    }
+
     pub fn captures(&self, regions: &[RegionId]) -> Vec<ValueId> {
         let mut defined = FxHashSet::default();
         let mut used = Vec::new();

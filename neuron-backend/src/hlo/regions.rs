@@ -13,7 +13,7 @@ use super::lower::{flag, int, ints, missing, opt_ints, window};
 use super::proto::{ReplicaGroup, ScatterDimensionNumbers, ShapeProto, SourceTarget};
 use super::shape::tuple_shape;
 use super::HloError;
-use neuronc_ir::{Attr, Op, OpId, OpKind};
+use neuronc_ir::{Attr, Op, OpId, OpKind, ValueId};
 
 impl Emitter<'_> {
     /// Lowers an op with regions / called computations (or a CHLO op, or reports it as
@@ -158,12 +158,17 @@ impl Emitter<'_> {
         }
     }
 
-    /// The computation of region `idx` of `o`, which must not capture outer values.
+    /// The computation of region `idx` of `o`, which may capture outer constants only.
     fn pure_region(&mut self, o: &Op, idx: usize, base: &str) -> Result<i64, HloError> {
         let r = *o.regions.get(idx).ok_or_else(|| {
             HloError::Malformed(format!("{} without region {idx}", o.kind.name()))
         })?;
-        if !self.captures(&[r]).is_empty() {
+        let m = self.m;
+        let is_constant = |v: &ValueId| match m.value(*v).def {
+            neuronc_ir::ValueDef::Result(d, _) => m.op(d).kind == OpKind::Constant,
+            neuronc_ir::ValueDef::RegionArg(..) => false,
+        };
+        if !self.captures(&[r]).iter().all(is_constant) {
             return Err(HloError::Unsupported(format!(
                 "{} body uses values defined outside it",
                 o.kind.name()

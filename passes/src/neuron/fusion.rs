@@ -237,7 +237,9 @@ fn finish(m: &Module, g: &RegionGraph, grown: Grown) -> FusionPlan {
                     || read_by_some_kernel[r.index()]
             })
             .collect();
-        let moves_data = own.iter().any(|&i| grown.class[i as usize] >= OpClass::Loop);
+        let moves_data = own
+            .iter()
+            .any(|&i| grown.class[i as usize] >= OpClass::Loop);
         let hbm_bytes = if moves_data {
             inputs
                 .iter()

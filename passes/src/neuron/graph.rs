@@ -179,3 +179,22 @@ fn type_bytes(m: &Module, t: neuronc_ir::TypeId) -> u64 {
         _ => 0,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn op_map_is_a_map() {
+        let mut m: OpMap<usize> = OpMap::with_capacity(2);
+        m.insert(OpId(5), 7);
+        m.insert(OpId(1), 3);
+        m.insert(OpId(1), 4);
+        assert_eq!(m.get(&OpId(1)), Some(&4));
+        assert_eq!(m[&OpId(5)], 7);
+        assert!(!m.contains_key(&OpId(0)) && !m.contains_key(&OpId(99)));
+        let entries: Vec<(OpId, usize)> = m.iter().map(|(k, &v)| (k, v)).collect();
+        assert_eq!(entries, [(OpId(1), 4), (OpId(5), 7)]);
+        assert_eq!(m.len(), 2);
+    }
+}

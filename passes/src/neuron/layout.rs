@@ -23,11 +23,14 @@
 //! conflicting edge becomes a [`Relayout`]; its bytes are what `explain` reports as
 //! `transpose_bytes`. Function arguments satisfy every consumer at no cost: they live in
 //! HBM and each consumer's DMA load reads them in the layout it wants (and weights are
-//! placed in HBM by the compiler, as neuronx-cc does).
-//! Invariant: every value defined in the region (and every region argument) has an entry.
+//! placed in HBM by the compiler, as neuronx-cc does). The costs live in
+//! [`super::layout_want`], precomputed per op; a sweep re-evaluates only the groups whose
+//! neighbourhood changed since their last evaluation (the others would keep their choice).
+//! Invariant: every value defined in the region (and every region argument) has an entry
+//! of `part` (indexed by value id).
 
 use super::graph::{value_bytes, RegionGraph};
-use super::layout_want::{CostModel, Want};
+use super::layout_want::{CostModel, Want, NONE};
 use neuronc_ir::{Module, OpId, ValueId};
 
 /// Partition dimension of a tensor (`None`: scalar / no partition axis).
@@ -111,31 +114,16 @@ pub fn assign_layouts(m: &Module, g: &RegionGraph) -> LayoutPlan {
             (group, c)
         })
         .collect();
-    for sweep in 0..6 {
-        let mut changed = false;
-        if sweep % 2 == 0 {
-            for (group, cands) in groups.iter().rev() {
-                changed |= s.improve_group(group, cands);
-            }
-        } else {
-            for (group, cands) in &groups {
-                changed |= s.improve_group(group, cands);
-            }
-        }
-        if std::env::var_os("NEURONC_FUSE_TIMING").is_some() {
-            eprintln!("sweep {sweep} changed {changed} groups {} evals {} values {} maxgroup {:?}", groups.len(), super::layout_want::EDGE_EVALS.load(std::sync::atomic::Ordering::Relaxed), groups.iter().map(|g| g.0.len()).sum::<usize>(), groups.iter().map(|g| (g.0.len(), g.1.len())).max());
-        }
-        if !changed {
-            break;
-        }
-    }
+    // A group with one candidate never moves.
+    let groups: Vec<(Vec<ValueId>, Vec<Part>)> =
+        groups.into_iter().filter(|g| g.1.len() > 1).collect();
+    s.sweeps(&groups);
     s.finish()
 }
 
 /// Values linked by same-shape elementwise ops, in program order of their first member.
 fn elementwise_groups(m: &Module, g: &RegionGraph) -> Vec<Vec<ValueId>> {
     // Union-find over value indices; `NONE` marks values not defined by the region's ops.
-    const NONE: u32 = u32::MAX;
     let mut parent: Vec<u32> = vec![NONE; m.values.len()];
     fn root(p: &mut [u32], v: u32) -> u32 {
         let mut r = v;
@@ -189,14 +177,71 @@ fn elementwise_groups(m: &Module, g: &RegionGraph) -> Vec<Vec<ValueId>> {
 }
 
 impl Solver<'_> {
-    fn pos(&self, op: OpId) -> usize {
-        self.g.pos[&op]
+    /// Up to six coordinate-descent sweeps over `groups`, alternating direction, until a
+    /// sweep changes nothing. A group is re-evaluated only when a layout its costs read
+    /// changed since its last evaluation: otherwise it would keep its choice (costs are
+    /// sums of byte counts and half byte counts, so the comparisons are exact and the
+    /// current choice wins ties).
+    fn sweeps(&mut self, groups: &[(Vec<ValueId>, Vec<Part>)]) {
+        let mut group_of = vec![NONE; self.part.len()];
+        for (gi, (group, _)) in groups.iter().enumerate() {
+            for v in group {
+                group_of[v.index()] = gi as u32;
+            }
+        }
+        let mut dirty = vec![true; groups.len()];
+        for sweep in 0..6 {
+            let mut changed = false;
+            for step in 0..groups.len() {
+                let gi = if sweep % 2 == 0 {
+                    groups.len() - 1 - step
+                } else {
+                    step
+                };
+                if !std::mem::replace(&mut dirty[gi], false) {
+                    continue;
+                }
+                let (group, cands) = &groups[gi];
+                let (moved, touched) = self.improve_group(group, cands);
+                changed |= moved;
+                if touched {
+                    self.mark_dependents(group, &group_of, &mut dirty);
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+
+    /// Marks dirty every group whose costs read a layout of `group`: groups defined by
+    /// users of `group` (their def cost reads it as an operand) and groups of the
+    /// operands of ops whose first result is in `group` (their use costs read it).
+    fn mark_dependents(&self, group: &[ValueId], group_of: &[u32], dirty: &mut [bool]) {
+        let mut mark = |v: u32| {
+            if v != NONE && group_of[v as usize] != NONE {
+                dirty[group_of[v as usize] as usize] = true;
+            }
+        };
+        for &v in group {
+            for &(u, _) in self.costs.uses(v.0) {
+                mark(self.costs.first_result[u as usize]);
+            }
+            if let Some(p) = self.costs.def0(v.0) {
+                for o in self.costs.operands(p) {
+                    mark(o);
+                }
+            }
+        }
     }
 
     /// Moves all values of `group` to the candidate with the lowest total cost of the
-    /// edges and ops around them. Returns whether the choice changed.
-    fn improve_group(&mut self, group: &[ValueId], cands: &[Part]) -> bool {
+    /// edges and ops around them. Returns whether the choice differs from the layout of
+    /// the group's first value, and whether the layout of any value changed (the greedy
+    /// pass may have left a group's values disagreeing).
+    fn improve_group(&mut self, group: &[ValueId], cands: &[Part]) -> (bool, bool) {
         let current = self.part[group[0].index()];
+        let uniform = group.iter().all(|v| self.part[v.index()] == current);
         let mut best: Option<(f64, Part)> = None;
         for &c in cands {
             for &v in group {
@@ -204,12 +249,10 @@ impl Solver<'_> {
             }
             let mut cost = 0.0;
             for &v in group {
-                cost += self.def_cost(v, c);
-                for &(u, i) in self.g.users_of(v) {
-                    if i != usize::MAX {
-                        let pu = self.pos(u);
-                        cost += self.costs.edge_cost(pu, i, c, self.result_part(u));
-                    }
+                cost += self.def_cost(v.0, c);
+                for &(u, i) in self.costs.uses(v.0) {
+                    let r = self.result_part(u as usize);
+                    cost += self.costs.edge_cost(u as usize, i as usize, c, r);
                 }
             }
             let better = match best {
@@ -224,14 +267,14 @@ impl Solver<'_> {
         for &v in group {
             self.part[v.index()] = choice;
         }
-        choice != current
+        (choice != current, choice != current || !uniform)
     }
 
     /// Greedy choice for `v` given the layouts of its operands only.
     fn best_choice(&self, v: ValueId) -> Part {
         let mut best: Option<(f64, Part)> = None;
         for c in candidates(self.m, v) {
-            let cost = self.def_cost(v, c);
+            let cost = self.def_cost(v.0, c);
             if best.is_none_or(|(b, _)| cost < b - 1e-9) {
                 best = Some((cost, c));
             }
@@ -239,28 +282,25 @@ impl Solver<'_> {
         best.and_then(|(_, c)| c)
     }
 
-    /// Layout of an op's first result (what its operand requirements are keyed on).
-    fn result_part(&self, op: OpId) -> Part {
-        self.m
-            .op(op)
-            .results
-            .first()
-            .and_then(|r| self.part[r.index()])
+    /// Layout of the first result of op `pos` (what its operand requirements are keyed on).
+    fn result_part(&self, pos: usize) -> Part {
+        let r = self.costs.first_result[pos];
+        if r == NONE {
+            None
+        } else {
+            self.part[r as usize]
+        }
     }
 
     /// Cost at the definition of `v` when it takes layout `c`: the op's own cost plus
-    /// the edges from its operands.
-    fn def_cost(&self, v: ValueId, c: Part) -> f64 {
-        let neuronc_ir::ValueDef::Result(op, idx) = self.m.value(v).def else {
+    /// the edges from its operands (zero unless `v` is the first result of an op).
+    fn def_cost(&self, v: u32, c: Part) -> f64 {
+        let Some(p) = self.costs.def0(v) else {
             return 0.0;
         };
-        if idx != 0 {
-            return 0.0;
-        }
-        let p = self.pos(op);
         let mut cost = self.costs.op_cost(p, c);
-        for (i, &o) in self.m.op(op).operands.iter().enumerate() {
-            cost += self.costs.edge_cost(p, i, self.part[o.index()], c);
+        for (i, o) in self.costs.operands(p).enumerate() {
+            cost += self.costs.edge_cost(p, i, self.part[o as usize], c);
         }
         cost
     }
@@ -269,7 +309,7 @@ impl Solver<'_> {
         let (m, g) = (self.m, self.g);
         let mut plan = LayoutPlan::default();
         for (p, &op) in g.order.iter().enumerate() {
-            let r = self.result_part(op);
+            let r = self.result_part(p);
             if let Some(&res) = m.op(op).results.first() {
                 let own = self.costs.op_cost(p, r);
                 plan.cost += own;

@@ -21,7 +21,6 @@ const CROSS_PARTITION_SUM_WEIGHT: f64 = 0.5;
 /// published cost (§1.5) and runs on 8 cores of 16 partitions each; assumed 1.5x a transpose.
 const CROSS_PARTITION_OTHER_WEIGHT: f64 = 1.5;
 
-pub static EDGE_EVALS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// A set of dimensions (`u8`, as layouts are) that remembers its first element.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DimSet {
@@ -99,25 +98,44 @@ enum Spec {
 enum OwnCost {
     Zero,
     /// A dot_general whose result dims below `batch` are batch dims.
-    Dot { batch: usize, bytes: f64 },
+    Dot {
+        batch: usize,
+        bytes: f64,
+    },
     /// A convolution whose output feature dim is `feature`.
-    Conv { feature: i64, bytes: f64 },
+    Conv {
+        feature: i64,
+        bytes: f64,
+    },
 }
 
 /// One operand edge.
 struct Edge {
+    /// The operand.
+    value: u32,
     /// Bytes of the operand (`None` for function arguments: they cost nothing).
     bytes: Option<f64>,
     rank0: bool,
     same_rank: bool,
 }
 
-/// Precomputed costs of one region.
+/// "No op" / "no value".
+pub const NONE: u32 = u32::MAX;
+
+/// Precomputed costs and dataflow of one region, in compact position-indexed tables.
 pub struct CostModel {
     specs: Vec<Spec>,
     own: Vec<OwnCost>,
+    /// Operand edges of op `pos`: `edges[edge_start[pos]..edge_start[pos + 1]]`.
     edge_start: Vec<u32>,
     edges: Vec<Edge>,
+    /// First result of each op (`NONE` if it has none).
+    pub first_result: Vec<u32>,
+    /// For each value: the position of the op whose first result it is, else `NONE`.
+    def0: Vec<u32>,
+    /// Direct uses of each value as (user position, operand index), in program order.
+    use_start: Vec<u32>,
+    uses: Vec<(u32, u32)>,
 }
 
 fn rank(m: &Module, v: ValueId) -> usize {
@@ -131,27 +149,75 @@ fn is_function_arg(m: &Module, v: ValueId) -> bool {
 
 impl CostModel {
     pub fn new(m: &Module, g: &RegionGraph) -> CostModel {
-        let mut edge_start = Vec::with_capacity(g.order.len() + 1);
+        let n = g.order.len();
+        let mut edge_start = Vec::with_capacity(n + 1);
         let mut edges = Vec::new();
+        let mut first_result = Vec::with_capacity(n);
+        let mut def0 = vec![NONE; m.values.len()];
+        let mut use_count = vec![0u32; m.values.len() + 1];
         edge_start.push(0);
-        for &op in &g.order {
+        for (pos, &op) in g.order.iter().enumerate() {
             let o = m.op(op);
             let res_rank = o.results.first().map(|&r| rank(m, r));
             for &v in &o.operands {
                 edges.push(Edge {
+                    value: v.0,
                     bytes: (!is_function_arg(m, v)).then(|| value_bytes(m, v) as f64),
                     rank0: rank(m, v) == 0,
                     same_rank: res_rank == Some(rank(m, v)),
                 });
+                use_count[v.index() + 1] += 1;
             }
             edge_start.push(edges.len() as u32);
+            first_result.push(o.results.first().map_or(NONE, |r| r.0));
+            if let Some(r) = o.results.first() {
+                def0[r.index()] = pos as u32;
+            }
+        }
+        // Counting sort of the edges by value keeps program order per value.
+        for i in 1..use_count.len() {
+            use_count[i] += use_count[i - 1];
+        }
+        let use_start = use_count.clone();
+        let mut uses = vec![(0, 0); edges.len()];
+        for pos in 0..n {
+            let (a, b) = (edge_start[pos] as usize, edge_start[pos + 1] as usize);
+            for (i, e) in edges[a..b].iter().enumerate() {
+                let slot = &mut use_count[e.value as usize];
+                uses[*slot as usize] = (pos as u32, i as u32);
+                *slot += 1;
+            }
         }
         CostModel {
             specs: g.order.iter().map(|&op| spec(m, op)).collect(),
             own: g.order.iter().map(|&op| own_cost(m, op)).collect(),
             edge_start,
             edges,
+            first_result,
+            def0,
+            use_start,
+            uses,
         }
+    }
+
+    /// Operand values of op `pos`, in operand order.
+    pub fn operands(&self, pos: usize) -> impl Iterator<Item = u32> + '_ {
+        let (a, b) = (
+            self.edge_start[pos] as usize,
+            self.edge_start[pos + 1] as usize,
+        );
+        self.edges[a..b].iter().map(|e| e.value)
+    }
+
+    /// Position of the op whose first result is value `v`, if any.
+    pub fn def0(&self, v: u32) -> Option<usize> {
+        let p = self.def0[v as usize];
+        (p != NONE).then_some(p as usize)
+    }
+
+    /// Direct uses of value `v`: (user position, operand index).
+    pub fn uses(&self, v: u32) -> &[(u32, u32)] {
+        &self.uses[self.use_start[v as usize] as usize..self.use_start[v as usize + 1] as usize]
     }
 
     /// What op `pos` wants of operand `i` given result layout `r`.
@@ -198,7 +264,6 @@ impl CostModel {
     /// Cost on the edge into operand `i` of op `pos` when the operand has layout `q` and
     /// the op's result has layout `r`.
     pub fn edge_cost(&self, pos: usize, i: usize, q: Part, r: Part) -> f64 {
-        EDGE_EVALS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let Some(bytes) = self.edges[self.edge_start[pos] as usize + i].bytes else {
             return 0.0;
         };
@@ -271,14 +336,12 @@ fn own_cost(m: &Module, op: neuronc_ir::OpId) -> OwnCost {
 fn spec(m: &Module, op: neuronc_ir::OpId) -> Spec {
     let o = m.op(op);
     match o.kind {
-        OpKind::Transpose => Spec::Transpose(
-            o.attrs
-                .i64_array("permutation")
-                .unwrap_or_default()
-                .into(),
-        ),
+        OpKind::Transpose => {
+            Spec::Transpose(o.attrs.i64_array("permutation").unwrap_or_default().into())
+        }
         OpKind::BroadcastInDim => {
-            let (Some(src), Some(dst)) = (m.tensor_type(o.operands[0]), m.tensor_type(o.results[0]))
+            let (Some(src), Some(dst)) =
+                (m.tensor_type(o.operands[0]), m.tensor_type(o.results[0]))
             else {
                 return Spec::Any;
             };
@@ -293,7 +356,8 @@ fn spec(m: &Module, op: neuronc_ir::OpId) -> Spec {
             }
         }
         OpKind::Reshape => {
-            let (Some(src), Some(dst)) = (m.tensor_type(o.operands[0]), m.tensor_type(o.results[0]))
+            let (Some(src), Some(dst)) =
+                (m.tensor_type(o.operands[0]), m.tensor_type(o.results[0]))
             else {
                 return Spec::Any;
             };

@@ -10,9 +10,9 @@ pub mod fusion;
 pub mod graph;
 pub mod layout;
 mod layout_want;
-mod planner;
 pub mod outline;
 pub mod pass;
+mod planner;
 
 use fusion::{FusionConfig, FusionPlan, OpClass};
 use graph::{value_bytes, RegionGraph};

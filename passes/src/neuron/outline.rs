@@ -10,11 +10,17 @@
 
 use super::fusion::OpClass;
 use super::NeuronPlan;
-use crate::ir_util::clone_op;
+use crate::ir_util::{clone_op, DenseValueMap, ValueMap};
 use neuronc_ir::{
     Attr, ElemType, Func, Module, NamedAttrs, OpId, OpKind, RegionId, Span, ValueDef, ValueId,
 };
-use rustc_hash::{FxHashMap, FxHashSet};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// "Not set" in the dense side tables below.
+const NONE: u32 = u32::MAX;
+/// `replaced[op]`: the op leaves the body without a replacement.
+const DROPPED: u32 = u32::MAX - 1;
 
 /// Outlines the kernels of `plan` (computed on function `func_index`) that hold more
 /// than one op and move data, at most `limit` of them (fuel). Returns how many.
@@ -27,9 +33,19 @@ pub fn outline_kernels(
     let body = m.funcs[func_index].body;
     let fname = m.funcs[func_index].name.clone();
     let mut count = 0;
-    let mut renamed: FxHashMap<ValueId, ValueId> = FxHashMap::default();
-    // Owned op -> the composite replacing it (for the kernel's last op) or nothing.
-    let mut replaced: FxHashMap<OpId, Option<OpId>> = FxHashMap::default();
+    // Kernel output -> the composite result replacing it (by value index).
+    let mut renamed: Vec<u32> = vec![NONE; m.values.len()];
+    // Owned op -> the composite replacing it (for the kernel's last op) or `DROPPED`.
+    let mut replaced: Vec<u32> = vec![NONE; m.ops.len()];
+    let mut map = DenseValueMap::new(m.values.len());
+    // Ops copied into some kernel must keep their attributes for every copy; the others
+    // leave the body when their kernel is outlined, so their clone may take them.
+    let mut copied = vec![false; m.ops.len()];
+    for kernel in &plan.fusion.kernels {
+        for o in &kernel.duplicated {
+            copied[o.index()] = true;
+        }
+    }
     for (k, kernel) in plan.fusion.kernels.iter().enumerate() {
         if !outlinable(m, kernel) || count >= limit {
             continue;
@@ -42,24 +58,35 @@ pub fn outline_kernels(
             .copied()
             .collect();
         members.sort_by_key(|o| plan.graph.pos[o]);
-        let outputs = kernel.outputs.clone();
-        let (kbody, result_types) = build_kernel_body(m, &members, &kernel.inputs, &outputs);
-        m.funcs.push(Func {
-            name: callee.clone(),
-            visibility: Some("private".into()),
-            body: kbody,
-            result_types: result_types.clone(),
-            arg_attrs: vec![NamedAttrs::new(); kernel.inputs.len()],
-            result_attrs: vec![NamedAttrs::new(); outputs.len()],
-            attrs: NamedAttrs::new(),
-            loc: None,
-            span: Span::default(),
-        });
-        let parts = outputs
+        map.clear();
+        let movable: Vec<bool> = members
+            .iter()
+            .map(|o| !copied[o.index()] && kernel.ops.contains(o))
+            .collect();
+        let (kbody, result_types) = build_kernel_body(
+            m,
+            (&members, &movable),
+            &kernel.inputs,
+            &kernel.outputs,
+            &mut map,
+        );
+        let parts = kernel
+            .outputs
             .iter()
             .map(|&v| plan.layout.of(v).map_or(-1, i64::from))
             .collect();
         let call = make_composite(m, &callee, k, kernel.inputs.clone(), &result_types, parts);
+        m.funcs.push(Func {
+            name: callee,
+            visibility: Some("private".into()),
+            body: kbody,
+            result_types,
+            arg_attrs: vec![NamedAttrs::new(); kernel.inputs.len()],
+            result_attrs: vec![NamedAttrs::new(); kernel.outputs.len()],
+            attrs: NamedAttrs::new(),
+            loc: None,
+            span: Span::default(),
+        });
         // The composite takes the place of the kernel's last op; the other owned ops leave
         // the body (duplicated ones stay for their other users; DCE removes dead copies).
         let last = *kernel
@@ -68,24 +95,26 @@ pub fn outline_kernels(
             .max_by_key(|o| plan.graph.pos[*o])
             .unwrap_or(&members[0]);
         for &o in &kernel.ops {
-            replaced.insert(o, (o == last).then_some(call));
+            replaced[o.index()] = if o == last { call.0 } else { DROPPED };
         }
-        renamed.extend(
-            outputs
-                .iter()
-                .copied()
-                .zip(m.op(call).results.iter().copied()),
-        );
+        for (&v, &r) in kernel.outputs.iter().zip(&m.op(call).results) {
+            renamed[v.index()] = r.0;
+        }
         count += 1;
+    }
+    if count == 0 {
+        return 0;
     }
     // One pass over the body: owned ops leave, each kernel's last op becomes its call.
     let mut ops = Vec::with_capacity(m.region(body).ops.len());
-    for o in m.region(body).ops.clone() {
-        match replaced.get(&o) {
-            None => ops.push(o),
-            Some(call) => {
+    for i in 0..m.region(body).ops.len() {
+        let o = m.region(body).ops[i];
+        match replaced.get(o.index()).copied().unwrap_or(NONE) {
+            NONE => ops.push(o),
+            r => {
                 m.op_mut(o).parent = None;
-                if let Some(c) = *call {
+                if r != DROPPED {
+                    let c = OpId(r);
                     m.op_mut(c).parent = Some(body);
                     ops.push(c);
                 }
@@ -103,16 +132,13 @@ pub fn outline_kernels(
 }
 
 /// Replaces every use of a renamed value in the live ops of all functions.
-fn rename_uses(m: &mut Module, renamed: &FxHashMap<ValueId, ValueId>) {
-    if renamed.is_empty() {
-        return;
-    }
+fn rename_uses(m: &mut Module, renamed: &[u32]) {
     let mut live = Vec::new();
     m.walk_ops(|op| live.push(op));
     for op in live {
         for v in &mut m.op_mut(op).operands {
-            if let Some(&n) = renamed.get(v) {
-                *v = n;
+            if let Some(&n) = renamed.get(v.index()).filter(|&&n| n != NONE) {
+                *v = ValueId(n);
             }
         }
     }
@@ -127,23 +153,30 @@ pub fn outlinable(m: &Module, kernel: &super::fusion::Kernel) -> bool {
             .any(|&o| super::fusion::classify(m, o) >= OpClass::Loop)
 }
 
+/// Builds the decomposition body of one kernel: an argument per input, a copy of every
+/// member (in program order), and a return of the outputs. Members flagged movable hand
+/// their attributes to their copy instead of having them cloned.
 fn build_kernel_body(
     m: &mut Module,
-    members: &[OpId],
+    (members, movable): (&[OpId], &[bool]),
     inputs: &[ValueId],
     outputs: &[ValueId],
+    map: &mut DenseValueMap,
 ) -> (RegionId, Vec<neuronc_ir::TypeId>) {
     let region = m.add_region(None);
-    let mut map: FxHashMap<ValueId, ValueId> = FxHashMap::default();
     for &v in inputs {
         let a = m.add_region_arg(region, m.value_type(v));
-        map.insert(v, a);
+        map.record(v, a);
     }
-    for &op in members {
-        let c = clone_op(m, op, &mut map);
+    for (&op, &take) in members.iter().zip(movable) {
+        let attrs = take.then(|| std::mem::take(&mut m.op_mut(op).attrs));
+        let c = clone_op(m, op, map);
+        if let Some(attrs) = attrs {
+            m.op_mut(c).attrs = attrs;
+        }
         m.append_op(region, c);
     }
-    let rets: Vec<ValueId> = outputs.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
+    let rets: Vec<ValueId> = outputs.iter().map(|&v| map.lookup(v)).collect();
     let types = outputs.iter().map(|&v| m.value_type(v)).collect();
     let ret = m.create_op(OpKind::FuncReturn, rets, &[], NamedAttrs::new());
     m.append_op(region, ret);
@@ -171,48 +204,71 @@ fn make_composite(
     m.create_op(OpKind::Composite, inputs, types, attrs)
 }
 
-/// Stable topological order of `ops` (program order wherever dependencies allow).
+/// Stable topological order of `ops` (program order wherever dependencies allow): among
+/// the ops whose producers are all placed, the earliest in `ops` goes next.
 fn topo_sort(m: &Module, ops: Vec<OpId>) -> Vec<OpId> {
-    let index: FxHashMap<OpId, usize> = ops.iter().enumerate().map(|(i, &o)| (o, i)).collect();
-    let producer = |v: ValueId| match m.value(v).def {
-        ValueDef::Result(p, _) => index.get(&p).copied(),
-        ValueDef::RegionArg(..) => None,
-    };
-    let mut deps: Vec<Vec<usize>> = vec![Vec::new(); ops.len()];
-    let mut users: Vec<Vec<usize>> = vec![Vec::new(); ops.len()];
+    let n = ops.len();
+    let mut index = vec![NONE; m.ops.len()];
     for (i, &o) in ops.iter().enumerate() {
-        let mut seen = FxHashSet::default();
-        let mut operands = m.op(o).operands.clone();
+        index[o.index()] = i as u32;
+    }
+    // Distinct producers of each op (operands, and values its nested regions capture).
+    let mut dep_start = Vec::with_capacity(n + 1);
+    let mut deps: Vec<u32> = Vec::new();
+    let mut last_user = vec![NONE; n];
+    let mut captured = Vec::new();
+    dep_start.push(0u32);
+    for (i, &o) in ops.iter().enumerate() {
+        captured.clear();
         for &r in &m.op(o).regions {
             m.walk_region(r, &mut |inner| {
-                operands.extend(m.op(inner).operands.iter().copied())
+                captured.extend(m.op(inner).operands.iter().copied())
             });
         }
-        for v in operands {
-            if let Some(p) = producer(v) {
-                if p != i && seen.insert(p) {
-                    deps[i].push(p);
-                    users[p].push(i);
-                }
+        for &v in m.op(o).operands.iter().chain(&captured) {
+            let ValueDef::Result(d, _) = m.value(v).def else {
+                continue;
+            };
+            let p = index.get(d.index()).copied().unwrap_or(NONE);
+            if p != NONE && p as usize != i && last_user[p as usize] != i as u32 {
+                last_user[p as usize] = i as u32;
+                deps.push(p);
             }
         }
+        dep_start.push(deps.len() as u32);
     }
-    let mut pending: Vec<usize> = deps.iter().map(Vec::len).collect();
-    let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<usize>> = (0..ops.len())
-        .filter(|&i| pending[i] == 0)
-        .map(std::cmp::Reverse)
+    // Users of each op, by counting sort of the dependency edges.
+    let mut user_start = vec![0u32; n + 1];
+    for &p in &deps {
+        user_start[p as usize + 1] += 1;
+    }
+    for i in 0..n {
+        user_start[i + 1] += user_start[i];
+    }
+    let mut fill = user_start.clone();
+    let mut users = vec![0u32; deps.len()];
+    for i in 0..n {
+        for &p in &deps[dep_start[i] as usize..dep_start[i + 1] as usize] {
+            users[fill[p as usize] as usize] = i as u32;
+            fill[p as usize] += 1;
+        }
+    }
+    let mut pending: Vec<u32> = (0..n).map(|i| dep_start[i + 1] - dep_start[i]).collect();
+    let mut ready: BinaryHeap<Reverse<u32>> = (0..n as u32)
+        .filter(|&i| pending[i as usize] == 0)
+        .map(Reverse)
         .collect();
-    let mut out = Vec::with_capacity(ops.len());
-    while let Some(std::cmp::Reverse(i)) = ready.pop() {
-        out.push(ops[i]);
-        for &u in &users[i] {
-            pending[u] -= 1;
-            if pending[u] == 0 {
-                ready.push(std::cmp::Reverse(u));
+    let mut out = Vec::with_capacity(n);
+    while let Some(Reverse(i)) = ready.pop() {
+        out.push(ops[i as usize]);
+        for &u in &users[user_start[i as usize] as usize..user_start[i as usize + 1] as usize] {
+            pending[u as usize] -= 1;
+            if pending[u as usize] == 0 {
+                ready.push(Reverse(u));
             }
         }
     }
-    if out.len() != ops.len() {
+    if out.len() != n {
         return ops; // a cycle cannot happen for a valid plan; keep the input order
     }
     out

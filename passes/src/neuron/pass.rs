@@ -28,15 +28,7 @@ impl Pass for NeuronFuse {
             .collect();
         for fi in targets {
             let func = module.funcs[fi].clone();
-            let t0 = std::time::Instant::now();
-            let graph = super::graph::RegionGraph::new(module, func.body);
-            let t1 = std::time::Instant::now();
-            let layout = super::layout::assign_layouts(module, &graph);
-            let t2 = std::time::Instant::now();
-            let fusion = super::fusion::plan_fusion(module, &graph, &cfg);
-            let t3 = std::time::Instant::now();
-            let plan = super::NeuronPlan { graph, layout, fusion };
-            let _ = plan_function;
+            let plan = plan_function(module, &func, &cfg);
             let budget = plan
                 .fusion
                 .kernels
@@ -45,12 +37,7 @@ impl Pass for NeuronFuse {
                 .filter(|(_, k)| outline::outlinable(module, k))
                 .take_while(|(_, k)| ctx.try_rewrite("fuse-kernel", module, k.ops[k.ops.len() - 1]))
                 .count();
-            let t4 = std::time::Instant::now();
             changed |= outline::outline_kernels(module, fi, &plan, budget) > 0;
-            let t5 = std::time::Instant::now();
-            if std::env::var_os("NEURONC_FUSE_TIMING").is_some() {
-                eprintln!("graph {:?} layout {:?} fusion {:?} budget {:?} outline {:?}", t1-t0, t2-t1, t3-t2, t4-t3, t5-t4);
-            }
         }
         Ok(Changed::from_bool(changed))
     }

@@ -15,7 +15,7 @@
 
 use super::fusion::{classify, FusionConfig, OpClass, Rejection, Rule};
 use super::graph::RegionGraph;
-use neuronc_ir::{Module, ValueDef, ValueId};
+use neuronc_ir::{Module, ValueId};
 use std::collections::BinaryHeap;
 
 /// "No kernel" / "no stamp".
@@ -56,6 +56,8 @@ struct Current {
     row: Option<(Vec<i64>, Vec<i64>)>,
     /// Highest member position (the seed's).
     last: u32,
+    /// (element count, summed element bytes) over the tensor results of the members.
+    elem_bytes: Vec<(u64, u64)>,
     /// Candidate external inputs (some may have become internal: see `input_mark`).
     input_list: Vec<ValueId>,
     /// External inputs that are tensors of rank > 0 (each needs a DMA stream).
@@ -106,6 +108,17 @@ pub struct Planner<'a> {
     g: &'a RegionGraph,
     cfg: &'a FusionConfig,
     class: Vec<OpClass>,
+    /// Whether each op may precede a matmul in its kernel (elementwise-ish).
+    epilogue: Vec<bool>,
+    /// Operand and result values of each op (value indices).
+    operands: Csr,
+    results: Csr,
+    /// Per value: position of its defining op (`NONE`: not defined in the region).
+    def_pos: Vec<u32>,
+    /// Per value: a tensor of rank > 0 (it needs a DMA stream as a kernel input).
+    needs_dma: Vec<bool>,
+    /// Per value: (element count, element bytes) if it is a tensor.
+    tensor: Vec<Option<(u64, u64)>>,
     /// In-region producers of each op's operands (with repeats, operand order).
     producers: Csr,
     /// In-region users of each op's results (with repeats, result then use order).
@@ -131,23 +144,68 @@ pub struct Planner<'a> {
 impl<'a> Planner<'a> {
     pub fn new(m: &'a Module, g: &'a RegionGraph, cfg: &'a FusionConfig) -> Self {
         let n = g.order.len();
-        let pos_of = |v: ValueId| match m.value(v).def {
-            ValueDef::Result(d, _) => g.pos.get(&d).map(|&p| p as u32),
-            ValueDef::RegionArg(..) => None,
-        };
+        let nv = m.values.len();
+        let mut def_pos = vec![NONE; nv];
+        let mut needs_dma = vec![false; nv];
+        let mut tensor = vec![None; nv];
+        let operands = Csr::build(n, |i, out| {
+            out.extend(m.op(g.order[i]).operands.iter().map(|v| v.0));
+        });
+        let results = Csr::build(n, |i, out| {
+            out.extend(m.op(g.order[i]).results.iter().map(|v| v.0));
+        });
+        for (i, &op) in g.order.iter().enumerate() {
+            let o = m.op(op);
+            for &v in o.results.iter().chain(&o.operands) {
+                if let Some(t) = m.tensor_type(v) {
+                    needs_dma[v.index()] = t.rank() > 0;
+                    tensor[v.index()] = Some((t.num_elements(), t.elem.byte_width() as u64));
+                }
+            }
+            for &r in &o.results {
+                def_pos[r.index()] = i as u32;
+            }
+        }
         let producers = Csr::build(n, |i, out| {
-            out.extend(m.op(g.order[i]).operands.iter().filter_map(|&v| pos_of(v)));
+            out.extend(
+                operands
+                    .of(i as u32)
+                    .iter()
+                    .map(|&v| def_pos[v as usize])
+                    .filter(|&p| p != NONE),
+            );
         });
         let users = Csr::build(n, |i, out| {
-            for &r in &m.op(g.order[i]).results {
-                out.extend(g.users_of(r).iter().map(|&(u, _)| g.pos[&u] as u32));
+            for &r in results.of(i as u32) {
+                out.extend(
+                    g.users_of(ValueId(r))
+                        .iter()
+                        .map(|&(u, _)| g.pos[&u] as u32),
+                );
             }
         });
+        let class: Vec<OpClass> = g.order.iter().map(|&o| classify(m, o)).collect();
+        let epilogue = g
+            .order
+            .iter()
+            .zip(&class)
+            .map(|(&o, c)| match c {
+                OpClass::Free | OpClass::Cheap => true,
+                OpClass::Loop => m.op(o).kind.is_elementwise(),
+                _ => false,
+            })
+            .collect();
         Planner {
             m,
             g,
             cfg,
-            class: g.order.iter().map(|&o| classify(m, o)).collect(),
+            class,
+            epilogue,
+            operands,
+            results,
+            def_pos,
+            needs_dma,
+            tensor,
             producers,
             users,
             kernel_of: vec![NONE; n],
@@ -157,7 +215,7 @@ impl<'a> Planner<'a> {
             rejections: Vec::new(),
             dup_mark: vec![NONE; n],
             tried: vec![NONE; n],
-            input_mark: vec![NONE; m.values.len()],
+            input_mark: vec![NONE; nv],
             seen: vec![0; n],
             seen_kernel: Vec::new(),
             epoch: 0,
@@ -247,48 +305,39 @@ impl<'a> Planner<'a> {
                 }
                 _ => {}
             }
-            if !self.is_epilogue(p) {
+            if !self.epilogue[pi] {
                 self.cur.not_epilogue += 1;
             }
             self.cur.last = self.cur.last.max(p);
-        }
-        let op = self.m.op(self.g.order[pi]);
-        for &r in &op.results {
-            if self.input_mark[r.index()] == k {
-                self.input_mark[r.index()] = NONE;
-                self.cur.tensor_inputs -= usize::from(self.is_tensor(r));
+            for &r in self.results.of(p) {
+                if let Some((n, bytes)) = self.tensor[r as usize] {
+                    match self.cur.elem_bytes.iter_mut().find(|e| e.0 == n) {
+                        Some(e) => e.1 += bytes,
+                        None => self.cur.elem_bytes.push((n, bytes)),
+                    }
+                }
             }
         }
-        for &v in &op.operands {
-            if self.input_mark[v.index()] != k && !self.defined_inside(v, k, NONE) {
-                self.input_mark[v.index()] = k;
-                self.cur.input_list.push(v);
-                self.cur.tensor_inputs += usize::from(self.is_tensor(v));
+        for &r in self.results.of(p) {
+            if self.input_mark[r as usize] == k {
+                self.input_mark[r as usize] = NONE;
+                self.cur.tensor_inputs -= usize::from(self.needs_dma[r as usize]);
+            }
+        }
+        for &v in self.operands.of(p) {
+            if self.input_mark[v as usize] != k && !self.defined_inside(v, k, NONE) {
+                self.input_mark[v as usize] = k;
+                self.cur.input_list.push(ValueId(v));
+                self.cur.tensor_inputs += usize::from(self.needs_dma[v as usize]);
             }
         }
     }
 
-    fn is_tensor(&self, v: ValueId) -> bool {
-        self.m.tensor_type(v).is_some_and(|t| t.rank() > 0)
-    }
-
-    /// Whether `v` is defined by a member or copy of kernel `k`, or by op `extra`.
-    fn defined_inside(&self, v: ValueId, k: u32, extra: u32) -> bool {
-        let ValueDef::Result(d, _) = self.m.value(v).def else {
-            return false;
-        };
-        let Some(&i) = self.g.pos.get(&d) else {
-            return false;
-        };
-        i as u32 == extra || self.kernel_of[i] == k || self.dup_mark[i] == k
-    }
-
-    fn is_epilogue(&self, o: u32) -> bool {
-        match self.class[o as usize] {
-            OpClass::Free | OpClass::Cheap => true,
-            OpClass::Loop => self.m.op(self.g.order[o as usize]).kind.is_elementwise(),
-            _ => false,
-        }
+    /// Whether value `v` is defined by a member or copy of kernel `k`, or by op `extra`.
+    fn defined_inside(&self, v: u32, k: u32, extra: u32) -> bool {
+        let i = self.def_pos[v as usize];
+        i != NONE
+            && (i == extra || self.kernel_of[i as usize] == k || self.dup_mark[i as usize] == k)
     }
 
     /// Whether producer `p` may still be tried for kernel `k`: unowned, or cheap and
@@ -338,21 +387,22 @@ impl<'a> Planner<'a> {
 
     /// Number of rank > 0 tensor inputs of kernel `k` if `p` joined it.
     fn tensor_inputs_with(&self, p: u32, k: u32) -> usize {
-        let op = self.m.op(self.g.order[p as usize]);
         let mut n = self.cur.tensor_inputs;
-        for &r in &op.results {
-            if self.input_mark[r.index()] == k && self.is_tensor(r) {
+        for &r in self.results.of(p) {
+            if self.input_mark[r as usize] == k && self.needs_dma[r as usize] {
                 n -= 1;
             }
         }
-        for (j, &v) in op.operands.iter().enumerate() {
-            if op.operands[..j].contains(&v)
-                || self.input_mark[v.index()] == k
+        let operands = self.operands.of(p);
+        for (j, &v) in operands.iter().enumerate() {
+            if self.input_mark[v as usize] == k
+                || !self.needs_dma[v as usize]
+                || operands[..j].contains(&v)
                 || self.defined_inside(v, k, p)
             {
                 continue;
             }
-            n += usize::from(self.is_tensor(v));
+            n += 1;
         }
         n
     }
@@ -379,9 +429,11 @@ impl<'a> Planner<'a> {
 
     /// Users of `p` that are members or copies of kernel `k`.
     fn users_in(&self, p: u32, k: u32) -> impl Iterator<Item = u32> + '_ {
-        self.users.of(p).iter().copied().filter(move |&u| {
-            self.kernel_of[u as usize] == k || self.dup_mark[u as usize] == k
-        })
+        self.users
+            .of(p)
+            .iter()
+            .copied()
+            .filter(move |&u| self.kernel_of[u as usize] == k || self.dup_mark[u as usize] == k)
     }
 
     /// Whether `p` feeds the kernel's matmul (directly or through other kernel ops):
@@ -397,15 +449,29 @@ impl<'a> Planner<'a> {
             if self.class[u as usize] == OpClass::Matmul {
                 return true;
             }
-            let more: Vec<u32> = self.users_in(u, k).collect();
-            stack.extend(more);
+            let before = stack.len();
+            stack.extend(self.users.of(u));
+            let (kernel_of, dup_mark) = (&self.kernel_of, &self.dup_mark);
+            let mut j = before;
+            for i in before..stack.len() {
+                let x = stack[i] as usize;
+                if kernel_of[x] == k || dup_mark[x] == k {
+                    stack[j] = stack[i];
+                    j += 1;
+                }
+            }
+            stack.truncate(j);
         }
         false
     }
 
     fn reduction_rules(&self, p: u32, k: u32) -> Result<(), Rule> {
         let p_reduces = self.class[p as usize] == OpClass::Reduce;
-        if p_reduces && self.users_in(p, k).any(|u| self.class[u as usize] == OpClass::Reduce) {
+        if p_reduces
+            && self
+                .users_in(p, k)
+                .any(|u| self.class[u as usize] == OpClass::Reduce)
+        {
             return Err(Rule::ReduceIntoReduce);
         }
         // Every reduce of the kernel shares one row shape (enforced here as they join).
@@ -446,15 +512,22 @@ impl<'a> Planner<'a> {
             .map(|&n| n.max(0) as u64)
             .product();
         let full: u64 = row.0.iter().map(|&n| n.max(0) as u64).product();
-        let k = self.kernel_of[self.cur.last as usize] as usize;
-        self.members[k]
+        let members: u64 = self
+            .cur
+            .elem_bytes
             .iter()
-            .chain([&p])
-            .flat_map(|&o| self.m.op(self.g.order[o as usize]).results.iter().copied())
-            .filter_map(|v| self.m.tensor_type(v))
-            .filter(|t| t.num_elements() == full)
-            .map(|t| row_elems * t.elem.byte_width() as u64)
-            .sum()
+            .filter(|e| e.0 == full)
+            .map(|e| e.1)
+            .sum();
+        let own: u64 = self
+            .results
+            .of(p)
+            .iter()
+            .filter_map(|&r| self.tensor[r as usize])
+            .filter(|t| t.0 == full)
+            .map(|t| t.1)
+            .sum();
+        row_elems.wrapping_mul(members.wrapping_add(own))
     }
 
     fn next_epoch(&mut self) -> u32 {
@@ -463,8 +536,9 @@ impl<'a> Planner<'a> {
     }
 
     /// Whether some user of `p` outside kernel `k` reaches `k` (bounded forward search:
-    /// ops after the last op of `k` are not followed). A user that already belongs to
-    /// another kernel stands for all of that kernel's ops.
+    /// unfused ops after the last op of `k` are not followed). A user that already belongs
+    /// to another kernel stands for all of that kernel's ops, wherever the first one met
+    /// sits: its other members may feed `k`.
     fn creates_cycle(&mut self, p: u32, k: u32) -> bool {
         let last = self.cur.last;
         let epoch = self.next_epoch();
@@ -476,12 +550,14 @@ impl<'a> Planner<'a> {
                 .filter(|&&u| self.kernel_of[u as usize] != k),
         );
         while let Some(u) = stack.pop() {
-            if self.seen[u as usize] == epoch || u > last {
+            if self.seen[u as usize] == epoch {
                 continue;
             }
             self.seen[u as usize] = epoch;
             match self.kernel_of[u as usize] {
                 uk if uk == k => return true,
+                // An unfused op after `k`'s last op only reaches later ops.
+                NONE if u > last => {}
                 NONE => stack.extend(self.users.of(u)),
                 uk => {
                     if self.seen_kernel[uk as usize] != epoch {
