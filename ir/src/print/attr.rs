@@ -91,7 +91,7 @@ pub(crate) fn write_attr(p: &mut Printer<'_>, a: &Attr) {
             let _ = write!(p.out, " : {t}");
         }
         Attr::Str(s) => write_string(&mut p.out, s),
-        Attr::Type(t) => p.m.types.write(*t, &mut p.out),
+        Attr::Type(t) => p.ty(*t),
         Attr::Symbol(s) => write_symbol(&mut p.out, s),
         Attr::Array(items) => {
             p.out.push('[');
@@ -417,7 +417,7 @@ fn write_dense(p: &mut Printer<'_>, e: &DenseElements) {
     p.out.push_str("dense<");
     write_dense_body(&mut p.out, p.m, e);
     p.out.push_str("> : ");
-    p.m.types.write(e.ty, &mut p.out);
+    p.ty(e.ty);
 }
 
 fn write_dense_body(out: &mut String, m: &crate::Module, e: &DenseElements) {

@@ -14,6 +14,7 @@ mod attr;
 mod pretty;
 
 use crate::module::{OpId, RegionId, ValueId};
+use crate::types::TypeId;
 use crate::Module;
 use std::fmt::Write;
 
@@ -46,6 +47,8 @@ pub(crate) struct Printer<'m> {
     pub out: String,
     names: Vec<Name>,
     indent: usize,
+    /// Text of each type printed so far, by type id (types repeat on almost every line).
+    type_text: Vec<Option<Box<str>>>,
 }
 
 /// Prints a module as MLIR text.
@@ -56,6 +59,7 @@ pub fn print_module(module: &Module, opts: &PrintOptions) -> String {
         out: String::with_capacity(module.ops.len() * 80 + 256),
         names: vec![Name::Unnamed; module.values.len()],
         indent: 0,
+        type_text: Vec::new(),
     };
     p.print_module();
     p.out
@@ -123,7 +127,7 @@ impl<'m> Printer<'m> {
                 if i > 0 {
                     self.out.push_str(", ");
                 }
-                m.types.write(t, &mut self.out);
+                self.ty(t);
                 if let Some(d) = f.result_attrs.get(i).filter(|d| !d.is_empty()) {
                     self.out.push(' ');
                     write_attr_dict(self, d);
@@ -209,7 +213,21 @@ impl<'m> Printer<'m> {
     }
 
     pub(crate) fn ty_of(&mut self, v: ValueId) {
-        self.m.types.write(self.m.value_type(v), &mut self.out);
+        self.ty(self.m.value_type(v));
+    }
+
+    /// Writes type `t` (its text is built once per type id).
+    pub(crate) fn ty(&mut self, t: TypeId) {
+        let i = t.0 as usize;
+        if i >= self.type_text.len() {
+            self.type_text.resize(i + 1, None);
+        }
+        let text = self.type_text[i].get_or_insert_with(|| {
+            let mut s = String::new();
+            self.m.types.write(t, &mut s);
+            s.into_boxed_str()
+        });
+        self.out.push_str(text);
     }
 
     /// `t1, t2` of the given values.
