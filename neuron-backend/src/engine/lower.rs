@@ -163,6 +163,9 @@ pub(crate) struct Lowerer<'a> {
     /// [`LOCAL_LAG`] kernels keep theirs so that consecutive kernels use different
     /// addresses and can overlap in time.
     pub local_frees: std::collections::VecDeque<LocalAlloc>,
+    /// Scratch for [`Lowerer::push`]: the last instruction whose dependency list saw
+    /// each instruction id (plus one).
+    dep_stamp: Vec<InstrId>,
 }
 
 /// A kernel's local SBUF ranges (offset, bytes per partition) and its instructions.
@@ -336,6 +339,7 @@ impl<'a> Lowerer<'a> {
                 .copied()
                 .collect(),
             local_frees: Default::default(),
+            dep_stamp: Vec::new(),
         }
     }
 
@@ -578,6 +582,20 @@ impl<'a> Lowerer<'a> {
     pub fn push(&mut self, mut ins: Instr) -> InstrId {
         let id = self.prog.instrs.len() as InstrId;
         ins.id = id;
+        // Dependency lists repeat ids (every record's readers of a resident tensor, say):
+        // drop repeats in O(n) with a stamp per instruction before sorting what is left.
+        if ins.deps.len() > 16 {
+            self.dep_stamp.resize(id as usize, 0);
+            let stamp = id + 1;
+            let marks = &mut self.dep_stamp;
+            ins.deps.retain(|&d| {
+                let seen = marks.get(d as usize).is_some_and(|&s| s == stamp);
+                if let Some(s) = marks.get_mut(d as usize) {
+                    *s = stamp;
+                }
+                !seen
+            });
+        }
         ins.deps.sort_unstable();
         ins.deps.dedup();
         if let Some(i) = ins.engine.index().checked_sub(0).filter(|&i| i < 4) {
