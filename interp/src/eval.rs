@@ -96,6 +96,25 @@ impl<'m> Interp<'m> {
         }
     }
 
+    /// Binds the values an op produced to its results (checking their number).
+    pub(crate) fn bind_results(&mut self, op: OpId, results: Vec<Val>) -> Res<()> {
+        let o = self.m.op(op);
+        if results.len() != o.results.len() {
+            return Err(InterpError::Op {
+                op: o.kind.name().into(),
+                msg: format!(
+                    "produced {} results, expected {}",
+                    results.len(),
+                    o.results.len()
+                ),
+            });
+        }
+        for (&r, v) in o.results.iter().zip(results) {
+            self.set(r, v);
+        }
+        Ok(())
+    }
+
     pub(crate) fn set(&mut self, v: ValueId, val: Val) {
         if let Some(slot) = self.env.get_mut(v.index()) {
             *slot = Some(val);
@@ -161,19 +180,7 @@ impl<'m> Interp<'m> {
             if let (Some(t0), Some(p)) = (t0, self.profile.as_mut()) {
                 p.record(o.kind, t0.elapsed());
             }
-            if results.len() != o.results.len() {
-                return Err(InterpError::Op {
-                    op: o.kind.name().into(),
-                    msg: format!(
-                        "produced {} results, expected {}",
-                        results.len(),
-                        o.results.len()
-                    ),
-                });
-            }
-            for (&r, v) in o.results.iter().zip(results) {
-                self.set(r, v);
-            }
+            self.bind_results(op, results)?;
             for &v in &plan.dead[i] {
                 self.env[v.index()] = None;
             }

@@ -44,21 +44,7 @@ impl<'m> Stepper<'m> {
 
     /// Runs `op` on the current values of its operands and binds its results.
     pub fn exec(&mut self, op: OpId) -> Result<(), InterpError> {
-        let o = self.it.m.op(op);
         let results = crate::dispatch::exec(&mut self.it, op)?;
-        if results.len() != o.results.len() {
-            return Err(InterpError::Op {
-                op: o.kind.name().into(),
-                msg: format!(
-                    "produced {} results, expected {}",
-                    results.len(),
-                    o.results.len()
-                ),
-            });
-        }
-        for (&r, v) in o.results.iter().zip(results) {
-            self.it.set(r, v);
-        }
-        Ok(())
+        self.it.bind_results(op, results)
     }
 }

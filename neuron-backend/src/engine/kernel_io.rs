@@ -229,17 +229,7 @@ pub(super) fn keep_loaded_inputs(
         };
         let buf = lw.prog.buffer(format!("{r}"), Mem::Sbuf, off, bytes_pp);
         if !lw.avail.contains_key(&r) {
-            let hbm = lw.hbm_buffer(r);
-            lw.avail.insert(
-                r,
-                Avail {
-                    sbuf: None,
-                    hbm: Some(hbm),
-                    pieces: vec![],
-                    hbm_pieces: vec![],
-                    readers: vec![],
-                },
-            );
+            lw.place_in_hbm(r);
         }
         let a = lw.avail[&r].clone();
         let bytes = elems_bytes(m, r).1;
@@ -294,17 +284,7 @@ pub(super) fn resolve_inputs(
             continue;
         }
         if !lw.avail.contains_key(&r) {
-            let hbm = lw.hbm_buffer(r);
-            lw.avail.insert(
-                r,
-                Avail {
-                    sbuf: None,
-                    hbm: Some(hbm),
-                    pieces: vec![],
-                    hbm_pieces: vec![],
-                    readers: vec![],
-                },
-            );
+            lw.place_in_hbm(r);
         }
         let a = lw.avail[&r].clone();
         let src = if a.sbuf.is_some() {

@@ -347,17 +347,7 @@ impl<'a> Lowerer<'a> {
     fn prepare(&mut self, func: &Func, order: &[usize]) {
         let m = self.m;
         for &a in &m.region(func.body).args {
-            let hbm = self.hbm_buffer(a);
-            self.avail.insert(
-                a,
-                Avail {
-                    sbuf: None,
-                    hbm: Some(hbm),
-                    pieces: vec![],
-                    hbm_pieces: vec![],
-                    readers: vec![],
-                },
-            );
+            self.place_in_hbm(a);
         }
         for (pos, &k) in order.iter().enumerate() {
             for &v in &self.kernels[k].inputs {
@@ -395,6 +385,21 @@ impl<'a> Lowerer<'a> {
             .chain(&written)
             .map(|&v| elems_bytes(m, v).1)
             .sum();
+    }
+
+    /// Records that root `v` lives only in HBM, in a fresh buffer.
+    pub fn place_in_hbm(&mut self, v: ValueId) {
+        let hbm = self.hbm_buffer(v);
+        self.avail.insert(
+            v,
+            Avail {
+                sbuf: None,
+                hbm: Some(hbm),
+                pieces: vec![],
+                hbm_pieces: vec![],
+                readers: vec![],
+            },
+        );
     }
 
     /// An HBM buffer for value `v`.
@@ -691,17 +696,7 @@ impl<'a> Lowerer<'a> {
         for (i, w) in works.iter().enumerate() {
             if *w == OpWork::HbmConstant {
                 for &r in &self.m.op(ops[i]).results {
-                    let hbm = self.hbm_buffer(r);
-                    self.avail.insert(
-                        r,
-                        Avail {
-                            sbuf: None,
-                            hbm: Some(hbm),
-                            pieces: vec![],
-                            hbm_pieces: vec![],
-                            readers: vec![],
-                        },
-                    );
+                    self.place_in_hbm(r);
                 }
             }
         }
