@@ -5,7 +5,8 @@
 //! * [`pipeline`] — [`Pipeline`]s parsed from `--passes=` text and the `-O` presets;
 //!   [`manager`] — [`run_pipeline`], [`PassReport`] and [`OptOptions`] (the `opt` flags).
 //! * Passes, one file each: [`inline`], [`canonicalize`] (rules in its submodules),
-//!   [`cse`], [`dce`], [`decompose_batch_norm`], [`recognize_idioms`], [`sink_constants`].
+//!   [`cse`], [`dce`], [`decompose_batch_norm`], [`recognize_idioms`], [`sink_constants`],
+//!   [`narrow_index`] (with its integer range analysis in [`range`]).
 //!
 //! Invariants: passes are deterministic; every individual rewrite is announced through
 //! [`PassContext::try_rewrite`] before it happens (so `--opt-fuel` bisects and
@@ -21,9 +22,11 @@ pub mod error;
 pub mod inline;
 pub mod ir_util;
 pub mod manager;
+pub mod narrow_index;
 pub mod neuron;
 pub mod pass;
 pub mod pipeline;
+pub mod range;
 pub mod recognize_idioms;
 pub mod registry;
 pub mod sink_constants;

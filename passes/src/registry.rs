@@ -55,6 +55,11 @@ static REGISTRY: &[PassInfo] = &[
             "replace erf-GELU and softmax subgraphs by neuronc.gelu / neuronc.softmax composites",
         make: || Box::new(crate::recognize_idioms::RecognizeIdioms),
     },
+    PassInfo {
+        name: "narrow-index",
+        summary: "narrow i64 index arithmetic to i32 where a range analysis proves it fits",
+        make: || Box::new(crate::narrow_index::NarrowIndex),
+    },
 ];
 
 /// All passes, in a fixed order.

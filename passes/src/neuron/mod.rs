@@ -13,6 +13,7 @@ mod layout_want;
 pub mod outline;
 pub mod pass;
 mod planner;
+mod topo;
 
 use fusion::{FusionConfig, FusionPlan, OpClass};
 use graph::{value_bytes, RegionGraph};

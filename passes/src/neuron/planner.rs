@@ -15,11 +15,17 @@
 
 use super::fusion::{classify, FusionConfig, OpClass, Rejection, Rule};
 use super::graph::RegionGraph;
+use super::topo::{Node, TopoOrder};
 use neuronc_ir::{Module, ValueId};
 use std::collections::BinaryHeap;
 
 /// "No kernel" / "no stamp".
 const NONE: u32 = u32::MAX;
+
+/// Debug builds cross-check the bounded cycle search against a full one in regions of at
+/// most this many ops.
+#[cfg(debug_assertions)]
+const SMALL_REGION: usize = 3000;
 
 /// Compressed adjacency: `items[start[i]..start[i + 1]]` are the neighbours of `i`.
 struct Csr {
@@ -139,6 +145,12 @@ pub struct Planner<'a> {
     seen_kernel: Vec<u32>,
     epoch: u32,
     cur: Current,
+    /// Topological order of unfused ops and kernels (bounds the cycle check).
+    topo: TopoOrder,
+    /// Nodes between `moved_for` and the current kernel that `moved_for` reaches (from
+    /// its last cycle check): they move after the kernel if `moved_for` joins it.
+    moved: Vec<Node>,
+    moved_for: u32,
 }
 
 impl<'a> Planner<'a> {
@@ -220,6 +232,9 @@ impl<'a> Planner<'a> {
             seen_kernel: Vec::new(),
             epoch: 0,
             cur: Current::default(),
+            topo: TopoOrder::new(n),
+            moved: Vec::new(),
+            moved_for: NONE,
         }
     }
 
@@ -234,6 +249,8 @@ impl<'a> Planner<'a> {
         self.members.push(Vec::new());
         self.dup.push(Vec::new());
         self.seen_kernel.push(0);
+        self.topo.seed_kernel(i, k);
+        self.moved_for = NONE;
         self.cur = Current {
             last: i,
             ..Current::default()
@@ -292,6 +309,15 @@ impl<'a> Planner<'a> {
             self.dup[k as usize].push(p);
             self.dup_mark[pi] = k;
         } else {
+            if !self.members[k as usize].is_empty() {
+                let moved = if self.moved_for == p {
+                    &self.moved[..]
+                } else {
+                    &[]
+                };
+                self.topo.merge_into(p, k, moved);
+                self.moved_for = NONE;
+            }
             self.members[k as usize].push(p);
             self.kernel_of[pi] = k;
             match self.class[pi] {
@@ -535,13 +561,15 @@ impl<'a> Planner<'a> {
         self.epoch
     }
 
-    /// Whether some user of `p` outside kernel `k` reaches `k` (bounded forward search:
-    /// unfused ops after the last op of `k` are not followed). A user that already belongs
-    /// to another kernel stands for all of that kernel's ops, wherever the first one met
-    /// sits: its other members may feed `k`.
+    /// Whether some user of `p` outside kernel `k` reaches `k`. The search only follows
+    /// nodes ordered before `k` in [`TopoOrder`] (no later node can reach it); a user that
+    /// belongs to another kernel stands for all of that kernel's ops. Without a cycle, the
+    /// nodes found are kept in `moved` for [`TopoOrder::merge_into`].
     fn creates_cycle(&mut self, p: u32, k: u32) -> bool {
-        let last = self.cur.last;
+        let bound = self.topo.key(Node::Kernel(k));
         let epoch = self.next_epoch();
+        self.moved.clear();
+        self.moved_for = NONE;
         let mut stack: Vec<u32> = Vec::new();
         stack.extend(
             self.users
@@ -550,21 +578,59 @@ impl<'a> Planner<'a> {
                 .filter(|&&u| self.kernel_of[u as usize] != k),
         );
         while let Some(u) = stack.pop() {
-            if self.seen[u as usize] == epoch {
+            let node = match self.kernel_of[u as usize] {
+                uk if uk == k => return true,
+                NONE if self.seen[u as usize] == epoch => continue,
+                NONE => {
+                    self.seen[u as usize] = epoch;
+                    Node::Op(u)
+                }
+                uk if self.seen_kernel[uk as usize] == epoch => continue,
+                uk => {
+                    self.seen_kernel[uk as usize] = epoch;
+                    Node::Kernel(uk)
+                }
+            };
+            if self.topo.key(node) > bound {
                 continue;
             }
-            self.seen[u as usize] = epoch;
+            self.moved.push(node);
+            match node {
+                Node::Op(o) => stack.extend(self.users.of(o)),
+                Node::Kernel(uk) => {
+                    for &o in &self.members[uk as usize] {
+                        stack.extend(self.users.of(o));
+                    }
+                }
+            }
+        }
+        self.moved_for = p;
+        #[cfg(debug_assertions)]
+        assert!(
+            self.kernel_of.len() > SMALL_REGION || !self.reaches_unbounded(p, k),
+            "topological bound missed a cycle"
+        );
+        false
+    }
+
+    /// The cycle search without the topological bound (debug cross-check).
+    #[cfg(debug_assertions)]
+    fn reaches_unbounded(&mut self, p: u32, k: u32) -> bool {
+        let epoch = self.next_epoch();
+        let outside = |&u: &u32| self.kernel_of[u as usize] != k;
+        let mut stack: Vec<u32> = self.users.of(p).iter().copied().filter(outside).collect();
+        while let Some(u) = stack.pop() {
             match self.kernel_of[u as usize] {
                 uk if uk == k => return true,
-                // An unfused op after `k`'s last op only reaches later ops.
-                NONE if u > last => {}
-                NONE => stack.extend(self.users.of(u)),
+                _ if self.seen[u as usize] == epoch => {}
+                NONE => {
+                    self.seen[u as usize] = epoch;
+                    stack.extend(self.users.of(u));
+                }
                 uk => {
-                    if self.seen_kernel[uk as usize] != epoch {
-                        self.seen_kernel[uk as usize] = epoch;
-                        for &o in &self.members[uk as usize] {
-                            stack.extend(self.users.of(o));
-                        }
+                    self.seen[u as usize] = epoch;
+                    for &o in &self.members[uk as usize] {
+                        stack.extend(self.users.of(o));
                     }
                 }
             }
