@@ -92,7 +92,9 @@ impl Command for OptArgs {
             if self.time_passes {
                 s.push_str(&report.timing_table());
             }
-            Ok(session.print(&module, &printed))
+            let text = session.print(&module, &printed);
+            input::discard(module);
+            Ok(text)
         })?;
         let log = log.borrow().clone();
         if !log.is_empty() {
