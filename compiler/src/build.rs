@@ -36,7 +36,17 @@ fn plan_named(
     module: &mut Module,
     name: Option<&str>,
 ) -> Result<(neuronc_ir::Func, NeuronPlan), Error> {
+    plan_named_with(module, name, &mut |_| {})
+}
+
+/// [`plan_named`], reporting [`BuildStage::Plan`] when the clean-up is done.
+fn plan_named_with(
+    module: &mut Module,
+    name: Option<&str>,
+    progress: &mut dyn FnMut(BuildStage),
+) -> Result<(neuronc_ir::Func, NeuronPlan), Error> {
     run_pipeline(module, &Pipeline::parse(CLEANUP)?, &mut PassContext::new())?;
+    progress(BuildStage::Plan);
     let func = match name {
         Some(n) => module.func(n).cloned(),
         None => module.entry().cloned(),
@@ -97,18 +107,44 @@ pub struct Artifacts {
     pub compile_time_s: f64,
 }
 
+/// A stage of [`build_with_progress`], reported when it starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BuildStage {
+    /// The generic [`CLEANUP`] passes.
+    Cleanup,
+    /// Layout and fusion planning.
+    Plan,
+    /// Engine lowering and scheduling.
+    Lower,
+    /// HLO emission and the manifest.
+    EmitHlo,
+}
+
 /// Compiles a verified module.
-pub fn build(mut module: Module, opts: &BuildOptions) -> Result<Artifacts, Error> {
+pub fn build(module: Module, opts: &BuildOptions) -> Result<Artifacts, Error> {
+    build_with_progress(module, opts, &mut |_| {})
+}
+
+/// [`build`], calling `progress` as each [`BuildStage`] starts (for a progress bar; the
+/// artifacts do not depend on it).
+pub fn build_with_progress(
+    mut module: Module,
+    opts: &BuildOptions,
+    progress: &mut dyn FnMut(BuildStage),
+) -> Result<Artifacts, Error> {
     let start = Instant::now();
     let model = target_model(&opts.target)?;
-    let (func, plan) = plan_entry(&mut module)?;
+    progress(BuildStage::Cleanup);
+    let (func, plan) = plan_named_with(&mut module, None, progress)?;
     let engine_opts = EngineOptions {
         model,
         auto_cast: opts.auto_cast,
         ..EngineOptions::default()
     };
+    progress(BuildStage::Lower);
     let out = compile_function(&module, &func, &plan, &engine_opts)
         .map_err(|e| Error::Run(format!("backend: {e}")))?;
+    progress(BuildStage::EmitHlo);
     let hlo =
         emit_hlo_module(&module, &HloOptions::default()).map_err(|e| Error::Run(e.to_string()))?;
     let compile_time_s = start.elapsed().as_secs_f64();

@@ -21,9 +21,11 @@
 //! Invariant: nothing here panics on user input or prints; rendering is the CLI's job.
 
 pub mod build;
+pub mod cache;
 pub mod cli;
 pub mod error;
 pub mod golden;
+pub(crate) mod progress;
 pub mod session;
 pub mod source;
 pub mod stats;

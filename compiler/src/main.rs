@@ -7,8 +7,10 @@ fn main() {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     let color = stderr.is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let mut out = BufWriter::new(stdout.lock());
-    let mut err = stderr.lock();
+    // Unlocked handles: `compile -j` runs the pipeline on worker threads, and a worker
+    // that writes to stderr (a panic message) must not wait on a lock held for the run.
+    let mut out = BufWriter::new(stdout);
+    let mut err = stderr;
     let mut stdin = std::io::stdin().lock();
     let outcome = neuronc::cli::run(
         std::env::args_os(),

@@ -12,6 +12,7 @@
 //! or verify, or cannot be read/written) and [`EXIT_USAGE`] (2: bad command line, from
 //! clap). Diagnostics are rendered only here (module [`render`]), never by the library.
 
+mod cache;
 mod compile;
 mod explain;
 mod fmt;
@@ -114,6 +115,8 @@ commands! {
     Explain(explain::ExplainArgs),
     /// Compile FILE for a NeuronCore and write the artifacts to a directory.
     Compile(compile::CompileArgs),
+    /// Show the compile cache's directory and size, or clear it.
+    Cache(cache::CacheArgs),
     /// Run golden-file tests (`// RUN:` files) under PATHs (default: fixtures).
     Test(test::TestArgs),
 }

@@ -14,7 +14,10 @@ pub struct VerifyArgs {
 impl Command for VerifyArgs {
     fn run(&self, ctx: &mut Ctx<'_>) -> Result<Status, Error> {
         let (_, status) = input::each_unit(ctx, &self.file, |session, unit| {
-            session.load(unit).map(input::discard).map(|()| String::new())
+            session
+                .load(unit)
+                .map(input::discard)
+                .map(|()| String::new())
         })?;
         Ok(status)
     }

@@ -49,6 +49,55 @@ pub struct Report {
     /// Which term sets the roofline (`PE`, `DVE`, `ACT`, `POOL`, `DVE+POOL` (v2's shared
     /// SBUF port), `DVE+ACT+POOL`, `HBM`).
     pub roofline_bound: String,
+    /// The kernels that keep one engine busiest, longest first (at most [`TOP_KERNELS`]).
+    pub top_kernels: Vec<KernelTime>,
+}
+
+/// How many kernels [`Report::top_kernels`] lists.
+pub const TOP_KERNELS: usize = 5;
+
+/// One kernel's heaviest engine in the schedule.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct KernelTime {
+    /// Kernel number as in `program.nir` (`k<N>`).
+    pub kernel: u32,
+    /// The engine (or `DMA`, all queues) the kernel keeps busiest.
+    pub engine: String,
+    /// Seconds that engine spends on the kernel's instructions (DMA: queue-seconds / 16).
+    pub busy_s: f64,
+}
+
+/// Per kernel, the engine with the most busy time; the [`TOP_KERNELS`] largest.
+fn top_kernels(p: &crate::engine::isa::Program) -> Vec<KernelTime> {
+    let mut busy: BTreeMap<u32, [f64; 5]> = BTreeMap::new();
+    for ins in p.instrs.iter().filter(|i| i.kernel != u32::MAX) {
+        let slot = busy.entry(ins.kernel).or_default();
+        match ins.engine {
+            Engine::Dma(_) => {
+                let lanes = ins.span.max(1) as f64;
+                slot[4] += ins.duration_s * lanes / (NUM_STREAMS - 4) as f64;
+            }
+            e => slot[e.index()] += ins.duration_s,
+        }
+    }
+    let names = ["PE", "DVE", "ACT", "POOL", "DMA"];
+    let mut all: Vec<KernelTime> = busy
+        .into_iter()
+        .map(|(kernel, t)| {
+            let (i, &busy_s) = t
+                .iter()
+                .enumerate()
+                .fold((0, &0.0), |a, b| if b.1 > a.1 { b } else { a });
+            KernelTime {
+                kernel,
+                engine: names[i].to_string(),
+                busy_s,
+            }
+        })
+        .collect();
+    all.sort_by(|a, b| b.busy_s.total_cmp(&a.busy_s).then(a.kernel.cmp(&b.kernel)));
+    all.truncate(TOP_KERNELS);
+    all
 }
 
 /// Builds the report.
@@ -113,6 +162,7 @@ pub fn report(l: &Lowered, s: &Schedule, model: &CoreModel) -> Report {
         predicted_time_s: s.makespan,
         roofline_time_s: roofline,
         roofline_bound: bound.to_string(),
+        top_kernels: top_kernels(p),
     }
 }
 

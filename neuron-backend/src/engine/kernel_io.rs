@@ -328,25 +328,12 @@ pub(super) fn resolve_inputs(
 
 /// Sets the producers of every kernel input for record `c` (emitting streamed loads).
 pub(super) fn load_inputs(lw: &mut Lowerer, kx: &mut Kx, c: usize, count: u32) {
-    let recs = kx.tiling.records();
     let inputs = kx.inputs.clone();
     let mut loaded: FxHashMap<ValueId, InstrId> = FxHashMap::default();
     for (v, src) in inputs {
         let r = root(lw.m, v);
         let deps = match src {
-            Src::Pieces(p) if p.len() <= 1 || recs <= 1 => p,
-            Src::Pieces(p) => {
-                let (e, _) = elems_bytes(lw.m, r);
-                let proportional = e == anchor_elems(lw, kx);
-                if proportional {
-                    let n = p.len();
-                    let lo = c * n / recs;
-                    let hi = ((c + 1) * n).div_ceil(recs).max(lo + 1).min(n);
-                    p[lo..hi].to_vec()
-                } else {
-                    p
-                }
-            }
+            Src::Pieces(p) => proportional_share(lw, kx, r, p, c),
             Src::Stream {
                 hbm,
                 after,
@@ -357,7 +344,7 @@ pub(super) fn load_inputs(lw: &mut Lowerer, kx: &mut Kx, c: usize, count: u32) {
                     Some(&id) => id,
                     None => {
                         let bytes = share(bytes, count, kx.tiling.tiles());
-                        let mut deps = after;
+                        let mut deps = proportional_share(lw, kx, r, after, c);
                         deps.extend(slot_war(kx, r, c));
                         let id = lw.dma(
                             Opcode::Load,
@@ -378,6 +365,28 @@ pub(super) fn load_inputs(lw: &mut Lowerer, kx: &mut Kx, c: usize, count: u32) {
         };
         kx.prod.insert(v, deps);
     }
+}
+
+/// The producers record `c` of this kernel waits for, out of `pieces` (the records that
+/// wrote `r`, in order): when `r` spans the kernel's whole iteration space, the records
+/// of both kernels walk it in the same order, so record `c` needs only the proportional
+/// share of the pieces (this is what lets a consumer start before its producer ends,
+/// whether `r` stayed in SBUF or went through HBM); otherwise all of them.
+fn proportional_share(
+    lw: &Lowerer,
+    kx: &Kx,
+    r: ValueId,
+    pieces: Vec<InstrId>,
+    c: usize,
+) -> Vec<InstrId> {
+    let recs = kx.tiling.records();
+    if pieces.len() <= 1 || recs <= 1 || elems_bytes(lw.m, r).0 != anchor_elems(lw, kx) {
+        return pieces;
+    }
+    let n = pieces.len();
+    let lo = c * n / recs;
+    let hi = ((c + 1) * n).div_ceil(recs).max(lo + 1).min(n);
+    pieces[lo..hi].to_vec()
 }
 
 pub(super) fn anchor_elems(_lw: &Lowerer, kx: &Kx) -> u64 {

@@ -13,6 +13,7 @@ mod layout_want;
 pub mod outline;
 pub mod pass;
 mod planner;
+pub mod relayout;
 mod topo;
 
 use fusion::{FusionConfig, FusionPlan, OpClass};

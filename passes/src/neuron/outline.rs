@@ -23,15 +23,22 @@ const NONE: u32 = u32::MAX;
 const DROPPED: u32 = u32::MAX - 1;
 
 /// Outlines the kernels of `plan` (computed on function `func_index`) that hold more
-/// than one op and move data, at most `limit` of them (fuel). Returns how many.
+/// than one op and move data, at most `limit` of them (fuel). `extra[k]` are ops added to
+/// the body after planning (relayouts) that belong to kernel `k`. Returns how many.
 pub fn outline_kernels(
     m: &mut Module,
     func_index: usize,
     plan: &NeuronPlan,
+    extra: &[Vec<OpId>],
     limit: usize,
 ) -> usize {
     let body = m.funcs[func_index].body;
     let fname = m.funcs[func_index].name.clone();
+    // Position of every op in the body as it is now (the plan's positions predate `extra`).
+    let mut pos = vec![NONE; m.ops.len()];
+    for (i, &o) in m.region(body).ops.iter().enumerate() {
+        pos[o.index()] = i as u32;
+    }
     let mut count = 0;
     // Kernel output -> the composite result replacing it (by value index).
     let mut renamed: Vec<u32> = vec![NONE; m.values.len()];
@@ -51,17 +58,19 @@ pub fn outline_kernels(
             continue;
         }
         let callee = format!("{fname}.kernel{k}");
+        let extra = extra.get(k).map_or(&[][..], Vec::as_slice);
         let mut members: Vec<OpId> = kernel
             .ops
             .iter()
             .chain(&kernel.duplicated)
+            .chain(extra)
             .copied()
             .collect();
-        members.sort_by_key(|o| plan.graph.pos[o]);
+        members.sort_by_key(|o| pos[o.index()]);
         map.clear();
         let movable: Vec<bool> = members
             .iter()
-            .map(|o| !copied[o.index()] && kernel.ops.contains(o))
+            .map(|o| !copied[o.index()] && (kernel.ops.contains(o) || extra.contains(o)))
             .collect();
         let (kbody, result_types) = build_kernel_body(
             m,
@@ -92,9 +101,9 @@ pub fn outline_kernels(
         let last = *kernel
             .ops
             .iter()
-            .max_by_key(|o| plan.graph.pos[*o])
+            .max_by_key(|o| pos[o.index()])
             .unwrap_or(&members[0]);
-        for &o in &kernel.ops {
+        for &o in kernel.ops.iter().chain(extra) {
             replaced[o.index()] = if o == last { call.0 } else { DROPPED };
         }
         for (&v, &r) in kernel.outputs.iter().zip(&m.op(call).results) {
