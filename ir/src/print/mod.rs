@@ -194,13 +194,30 @@ impl<'m> Printer<'m> {
     }
 
     /// Writes a value use (`%3`, `%arg0`, `%5#1`).
+    /// Writes the name of `v` (`%arg3`, `%12`, `%12#1`): the printer's most frequent
+    /// output, so integers go through `itoa` rather than `fmt`.
     pub(crate) fn value(&mut self, v: ValueId) {
-        let _ = match self.names.get(v.index()).copied().unwrap_or_default() {
-            Name::Arg(n) => write!(self.out, "%arg{n}"),
-            Name::Val(n) => write!(self.out, "%{n}"),
-            Name::Multi(n, i) => write!(self.out, "%{n}#{i}"),
-            Name::Unnamed => write!(self.out, "%unnamed{}", v.0),
-        };
+        let mut num = itoa::Buffer::new();
+        match self.names.get(v.index()).copied().unwrap_or_default() {
+            Name::Arg(n) => {
+                self.out.push_str("%arg");
+                self.out.push_str(num.format(n));
+            }
+            Name::Val(n) => {
+                self.out.push('%');
+                self.out.push_str(num.format(n));
+            }
+            Name::Multi(n, i) => {
+                self.out.push('%');
+                self.out.push_str(num.format(n));
+                self.out.push('#');
+                self.out.push_str(num.format(i));
+            }
+            Name::Unnamed => {
+                self.out.push_str("%unnamed");
+                self.out.push_str(num.format(v.0));
+            }
+        }
     }
 
     pub(crate) fn values(&mut self, vs: &[ValueId]) {
