@@ -23,7 +23,7 @@ use crate::error::Error;
 /// Generic clean-up before planning: -O2 without outlining (the backend plans kernels
 /// itself and the HLO artifact keeps plain ops).
 pub const CLEANUP: &str =
-    "inline,decompose-batch-norm,fixpoint<8>(canonicalize,cse,dce),sink-constants";
+    "inline,decompose-batch-norm,fixpoint<8>(canonicalize,cse,dce,narrow-index),sink-constants";
 
 /// Runs the [`CLEANUP`] pipeline, then plans layouts and kernels for the entry function
 /// (`@main`, or the only public function). Shared by `compile` and `explain`.
