@@ -8,7 +8,9 @@
 //! per-op tables are dense vectors, per-kernel sets are member lists plus per-position
 //! stamps. Only the kernel being grown changes; earlier kernels are frozen, so the facts
 //! the rules ask about the current kernel (its classes, reduction row, external inputs)
-//! are kept up to date incrementally as producers join.
+//! are kept up to date incrementally as producers join. The multi-output cycle check only
+//! searches the part of the kernel graph ordered before the growing kernel in a
+//! topological order kept up to date as producers join ([`super::topo`]).
 //! Invariants: `kernel_of[i] == k` iff `i` is in `members[k]`; `dup_mark[i] == k` iff `i`
 //! is in `dup[k]` for the kernel `k` being grown; `inputs` of the current kernel is the set
 //! of distinct operands of its members and copies that none of them defines.
