@@ -1,13 +1,14 @@
 //! Small IR queries and edits shared by the passes: use counts, defining ops, purity,
-//! constant inspection and creation, op erasure and region cloning.
+//! constant inspection and creation, op erasure, region cloning, and the private
+//! functions and `stablehlo.composite` calls that outlining passes create.
 //!
 //! Invariants: nothing here changes the meaning of a module by itself; edits
 //! ([`erase_op`], [`clone_region_into`]) keep the arena consistent (erased ops are detached
 //! from their region and keep their ids).
 
 use neuronc_ir::{
-    Attr, DenseData, DenseElements, ElemType, Module, NamedAttrs, OpId, OpKind, RegionId, TypeId,
-    ValueDef, ValueId,
+    Attr, DenseData, DenseElements, ElemType, Func, Module, NamedAttrs, OpId, OpKind, RegionId,
+    Span, TypeId, ValueDef, ValueId,
 };
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
@@ -353,6 +354,43 @@ fn attr_identical(a: &Attr, b: &Attr) -> bool {
         (Attr::Elements(x), Attr::Elements(y)) => Arc::ptr_eq(x, y) || dense_identical(x, y),
         _ => a == b,
     }
+}
+
+/// Appends a private function `name` whose body is `body` (arguments and return already
+/// in place) and whose results have `result_types`.
+pub fn add_private_func(m: &mut Module, name: String, body: RegionId, result_types: Vec<TypeId>) {
+    let args = m.region(body).args.len();
+    let results = result_types.len();
+    m.funcs.push(Func {
+        name,
+        visibility: Some("private".into()),
+        body,
+        result_types,
+        arg_attrs: vec![NamedAttrs::new(); args],
+        result_attrs: vec![NamedAttrs::new(); results],
+        attrs: NamedAttrs::new(),
+        loc: None,
+        span: Span::default(),
+    });
+}
+
+/// A detached `stablehlo.composite` named `name` whose decomposition is `callee`, with
+/// `attributes` as its `composite_attributes` (left out when empty).
+pub fn make_composite(
+    m: &mut Module,
+    name: &str,
+    callee: &str,
+    attributes: NamedAttrs,
+    operands: Vec<ValueId>,
+    result_types: &[TypeId],
+) -> OpId {
+    let mut attrs = NamedAttrs::new();
+    attrs.set("name", Attr::Str(name.into()));
+    attrs.set("decomposition", Attr::Symbol(callee.into()));
+    if !attributes.is_empty() {
+        attrs.set("composite_attributes", Attr::Dict(attributes));
+    }
+    m.create_op(OpKind::Composite, operands, result_types, attrs)
 }
 
 #[cfg(test)]

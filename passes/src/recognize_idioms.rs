@@ -20,9 +20,11 @@
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
-use crate::ir_util::{clone_op, def_op, elem_as_f64, splat_of, use_counts};
+use crate::ir_util::{
+    add_private_func, clone_op, def_op, elem_as_f64, make_composite, splat_of, use_counts,
+};
 use crate::pass::Pass;
-use neuronc_ir::{Attr, ElemType, Func, Module, NamedAttrs, OpId, OpKind, Span, ValueId};
+use neuronc_ir::{Attr, ElemType, Module, NamedAttrs, OpId, OpKind, ValueId};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The `recognize-idioms` pass.
@@ -322,24 +324,9 @@ fn outline(m: &mut Module, root: OpId, mt: &Match) -> bool {
     m.append_op(body, ret);
     let name = fresh_name(m, mt.rule);
     let ty = m.value_type(root_result);
-    m.funcs.push(Func {
-        name: name.clone(),
-        visibility: Some("private".into()),
-        body,
-        result_types: vec![ty],
-        arg_attrs: vec![NamedAttrs::new()],
-        result_attrs: vec![NamedAttrs::new()],
-        attrs: NamedAttrs::new(),
-        loc: None,
-        span: Span::default(),
-    });
-    let mut attrs = NamedAttrs::new();
-    attrs.set("name", Attr::Str(format!("neuronc.{}", mt.rule)));
-    attrs.set("decomposition", Attr::Symbol(name));
-    if !mt.attrs.is_empty() {
-        attrs.set("composite_attributes", Attr::Dict(mt.attrs.clone()));
-    }
-    let comp = m.create_op(OpKind::Composite, vec![mt.x], &[ty], attrs);
+    add_private_func(m, name.clone(), body, vec![ty]);
+    let rule = format!("neuronc.{}", mt.rule);
+    let comp = make_composite(m, &rule, &name, mt.attrs.clone(), vec![mt.x], &[ty]);
     let (loc, span) = (m.op(root).loc, m.op(root).span);
     m.op_mut(comp).loc = loc;
     m.op_mut(comp).span = span;

@@ -10,10 +10,8 @@
 
 use super::fusion::OpClass;
 use super::NeuronPlan;
-use crate::ir_util::{clone_op, DenseValueMap, ValueMap};
-use neuronc_ir::{
-    Attr, ElemType, Func, Module, NamedAttrs, OpId, OpKind, RegionId, Span, ValueDef, ValueId,
-};
+use crate::ir_util::{add_private_func, clone_op, make_composite, DenseValueMap, ValueMap};
+use neuronc_ir::{Attr, ElemType, Module, NamedAttrs, OpId, OpKind, RegionId, ValueDef, ValueId};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -84,18 +82,8 @@ pub fn outline_kernels(
             .iter()
             .map(|&v| plan.layout.of(v).map_or(-1, i64::from))
             .collect();
-        let call = make_composite(m, &callee, k, kernel.inputs.clone(), &result_types, parts);
-        m.funcs.push(Func {
-            name: callee,
-            visibility: Some("private".into()),
-            body: kbody,
-            result_types,
-            arg_attrs: vec![NamedAttrs::new(); kernel.inputs.len()],
-            result_attrs: vec![NamedAttrs::new(); kernel.outputs.len()],
-            attrs: NamedAttrs::new(),
-            loc: None,
-            span: Span::default(),
-        });
+        let call = kernel_call(m, &callee, k, kernel.inputs.clone(), &result_types, parts);
+        add_private_func(m, callee, kbody, result_types);
         // The composite takes the place of the kernel's last op; the other owned ops leave
         // the body (duplicated ones stay for their other users; DCE removes dead copies).
         let last = *kernel
@@ -192,7 +180,9 @@ fn build_kernel_body(
     (region, types)
 }
 
-fn make_composite(
+/// The `neuronc.kernel` composite calling `callee`: kernel number `k` and the partition
+/// dimension of each result.
+fn kernel_call(
     m: &mut Module,
     callee: &str,
     k: usize,
@@ -206,11 +196,7 @@ fn make_composite(
         "partition_dims",
         Attr::IntArray(ElemType::Int(64), partition_dims),
     );
-    let mut attrs = NamedAttrs::new();
-    attrs.set("name", Attr::Str("neuronc.kernel".into()));
-    attrs.set("composite_attributes", Attr::Dict(comp));
-    attrs.set("decomposition", Attr::Symbol(callee.into()));
-    m.create_op(OpKind::Composite, inputs, types, attrs)
+    make_composite(m, "neuronc.kernel", callee, comp, inputs, types)
 }
 
 /// Stable topological order of `ops` (program order wherever dependencies allow): among

@@ -23,7 +23,8 @@
 
 use super::layout::Part;
 use super::NeuronPlan;
-use neuronc_ir::{Attr, ElemType, Func, Module, NamedAttrs, OpId, OpKind, Span, TypeId, ValueId};
+use crate::ir_util::{add_private_func, make_composite};
+use neuronc_ir::{Attr, ElemType, Module, NamedAttrs, OpId, OpKind, TypeId, ValueId};
 use std::collections::BTreeMap;
 
 /// Relayout ops added to the body, grouped for outlining.
@@ -148,17 +149,7 @@ fn identity_func(
     let arg = m.add_region_arg(region, ty);
     let ret = m.create_op(OpKind::FuncReturn, vec![arg], &[], NamedAttrs::new());
     m.append_op(region, ret);
-    m.funcs.push(Func {
-        name: name.clone(),
-        visibility: Some("private".into()),
-        body: region,
-        result_types: vec![ty],
-        arg_attrs: vec![NamedAttrs::new()],
-        result_attrs: vec![NamedAttrs::new()],
-        attrs: NamedAttrs::new(),
-        loc: None,
-        span: Span::default(),
-    });
+    add_private_func(m, name.clone(), region, vec![ty]);
     made.insert(ty, name.clone());
     name
 }
@@ -169,10 +160,6 @@ fn make_relayout(m: &mut Module, g: &Group, callee: &str) -> OpId {
     comp.set("from", int(part_attr(g.from)));
     comp.set("to", int(part_attr(g.to)));
     comp.set("bytes", int(g.bytes.min(i64::MAX as u64) as i64));
-    let mut attrs = NamedAttrs::new();
-    attrs.set("name", Attr::Str("neuronc.relayout".into()));
-    attrs.set("composite_attributes", Attr::Dict(comp));
-    attrs.set("decomposition", Attr::Symbol(callee.into()));
     let ty = m.value_type(g.value);
-    m.create_op(OpKind::Composite, vec![g.value], &[ty], attrs)
+    make_composite(m, "neuronc.relayout", callee, comp, vec![g.value], &[ty])
 }
