@@ -4,35 +4,15 @@
 //! told. Every run uses temporary directories; `HOME` and `XDG_CACHE_HOME` point into
 //! them too, so a test can never touch the user's cache.
 
-use std::collections::BTreeMap;
+mod common;
+
+use common::{files, fixture, neuronc, root, without_compile_time, MAX_SIZE_VAR};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use neuronc::build::{build, BuildOptions};
 use neuronc::ir::PrintOptions;
 use neuronc_backend::engine::AutoCast;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn fixture(name: &str) -> String {
-    root().join(name).display().to_string()
-}
-
-/// Runs the binary with a scrubbed cache environment rooted in `home`.
-fn neuronc(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_neuronc-rs"))
-        .args(args)
-        .env_remove("NEURONC_CACHE_DIR")
-        .env_remove("XDG_CACHE_HOME")
-        .env_remove(MAX_SIZE_VAR)
-        .env("HOME", home)
-        .output()
-        .expect("the binary runs")
-}
-
-const MAX_SIZE_VAR: &str = "NEURONC_CACHE_MAX_SIZE";
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -57,25 +37,6 @@ fn compile_ok(home: &Path, args: &[&str]) -> String {
 
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
-}
-
-fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    for e in std::fs::read_dir(dir).expect("artifact directory") {
-        let e = e.expect("entry");
-        let name = e.file_name().to_string_lossy().into_owned();
-        out.insert(name, std::fs::read(e.path()).expect("readable"));
-    }
-    out
-}
-
-/// `report.json` without its `compile_time_s` line (the one value allowed to differ).
-fn without_compile_time(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes)
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("\"compile_time_s\""))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// Every artifact byte-identical, except `compile_time_s` in `report.json`.

@@ -3,57 +3,10 @@
 //! in input order whatever `-j` is, and a bad input fails only itself. Runs without a
 //! cache (`--no-cache`) unless a test says otherwise, with `HOME` in a temporary directory.
 
-use std::collections::BTreeMap;
+mod common;
+
+use common::{comparable, files, fixture, neuronc, text};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join(name)
-        .display()
-        .to_string()
-}
-
-fn neuronc(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_neuronc-rs"))
-        .args(args)
-        .env_remove("NEURONC_CACHE_DIR")
-        .env_remove("XDG_CACHE_HOME")
-        .env("HOME", home)
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    for e in std::fs::read_dir(dir)
-        .expect("artifact directory")
-        .flatten()
-    {
-        let bytes = std::fs::read(e.path()).expect("readable");
-        out.insert(e.file_name().to_string_lossy().into_owned(), bytes);
-    }
-    out
-}
-
-/// Artifacts with `report.json`'s `compile_time_s` line dropped (it is a measurement).
-fn comparable(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut f = files(dir);
-    if let Some(report) = f.get_mut("report.json") {
-        let kept: Vec<&str> = std::str::from_utf8(report)
-            .expect("utf-8 report")
-            .lines()
-            .filter(|l| !l.trim_start().starts_with("\"compile_time_s\""))
-            .collect();
-        *report = kept.join("\n").into_bytes();
-    }
-    f
-}
 
 /// A summary with the measured compile time and the output directory blanked.
 fn normalize(summary: &str, dir: &str) -> String {

@@ -279,6 +279,14 @@ fn every_trace_verifies_after_narrowing() {
     println!("i64 ops over all traces: {} -> {}", total.0, total.1);
 }
 
+/// The rule names of the traced rewrites, in order.
+fn traced_rules(ctx: &PassContext) -> Vec<&str> {
+    ctx.trace()
+        .iter()
+        .map(|t| t.split(" @ ").next().unwrap())
+        .collect()
+}
+
 #[test]
 fn rewrites_are_traced_and_fuel_is_all_or_nothing() {
     let text = "func.func @main() -> tensor<16xi1> {
@@ -290,11 +298,7 @@ fn rewrites_are_traced_and_fuel_is_all_or_nothing() {
     }";
     let mut m = parse_module(text).unwrap();
     let ctx = run_passes(&mut m, "narrow-index");
-    let rules: Vec<&str> = ctx
-        .trace()
-        .iter()
-        .map(|t| t.split(" @ ").next().unwrap())
-        .collect();
+    let rules = traced_rules(&ctx);
     assert_eq!(
         rules,
         [
@@ -315,11 +319,7 @@ fn rewrites_are_traced_and_fuel_is_all_or_nothing() {
     )
     .unwrap();
     let ctx = run_passes(&mut m, "narrow-index");
-    let rules: Vec<&str> = ctx
-        .trace()
-        .iter()
-        .map(|t| t.split(" @ ").next().unwrap())
-        .collect();
+    let rules = traced_rules(&ctx);
     assert_eq!(
         rules,
         [
