@@ -34,37 +34,19 @@ pub fn strided_indices(shape: &[usize], strides: &[isize], base: isize) -> Vec<u
     if n == 0 {
         return out;
     }
-    let rank = shape.len();
-    if rank == 0 {
+    let Some((&ln, outer)) = shape.split_last() else {
         out.push(base as usize);
         return out;
-    }
-    let mut idx = vec![0usize; rank];
-    let mut off = base;
-    let last = rank - 1;
-    let (ln, ls) = (shape[last], strides[last]);
-    loop {
+    };
+    let ls = strides[outer.len()];
+    crate::strided::for_each_outer(outer, &strides[..outer.len()], base, |off| {
         let mut o = off;
         for _ in 0..ln {
             out.push(o as usize);
             o += ls;
         }
-        // Advance the outer dims.
-        let mut d = last;
-        loop {
-            if d == 0 {
-                return out;
-            }
-            d -= 1;
-            idx[d] += 1;
-            off += strides[d];
-            if idx[d] < shape[d] {
-                break;
-            }
-            off -= strides[d] * shape[d] as isize;
-            idx[d] = 0;
-        }
-    }
+    });
+    out
 }
 
 fn gather_to(x: &Tensor, out: &TensorType, strides: &[isize], base: isize) -> R<Tensor> {

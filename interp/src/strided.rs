@@ -81,7 +81,12 @@ fn rows<T: Copy>(src: &[T], shape: &[usize], strides: &[isize], base: isize) -> 
 }
 
 /// Calls `f(base + sum(idx[d] * strides[d]))` for every index of `shape`, row-major.
-fn for_each_outer(shape: &[usize], strides: &[isize], base: isize, mut f: impl FnMut(isize)) {
+pub(crate) fn for_each_outer(
+    shape: &[usize],
+    strides: &[isize],
+    base: isize,
+    mut f: impl FnMut(isize),
+) {
     if shape.contains(&0) {
         return;
     }
