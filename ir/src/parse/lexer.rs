@@ -60,17 +60,47 @@ pub(crate) struct Token {
     pub end: u32,
 }
 
+/// Byte classes, one bit each, looked up in [`CLASS`] (one load per byte instead of a chain
+/// of range tests in the scanning loops).
+const IDENT_START: u8 = 1;
+const IDENT_CONT: u8 = 2;
+const SUFFIX_CONT: u8 = 4;
+const DIGIT: u8 = 8;
+const HEX: u8 = 16;
+
+/// The class bits of every byte value.
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        let alpha = b.is_ascii_alphabetic();
+        let digit = b.is_ascii_digit();
+        let mut c = 0;
+        if alpha || b == b'_' {
+            c |= IDENT_START;
+        }
+        if alpha || digit || b == b'_' || b == b'$' || b == b'.' {
+            c |= IDENT_CONT | SUFFIX_CONT;
+        }
+        if b == b'-' {
+            c |= SUFFIX_CONT;
+        }
+        if digit {
+            c |= DIGIT;
+        }
+        if b.is_ascii_hexdigit() {
+            c |= HEX;
+        }
+        t[i] = c;
+        i += 1;
+    }
+    t
+};
+
 #[inline]
-fn is_ident_start(b: u8) -> bool {
-    b.is_ascii_alphabetic() || b == b'_'
-}
-#[inline]
-fn is_ident_cont(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b == b'.'
-}
-#[inline]
-fn is_suffix_cont(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b == b'.' || b == b'-'
+fn is(b: u8, class: u8) -> bool {
+    CLASS[b as usize] & class != 0
 }
 
 /// Stateless lexer over a byte slice.
@@ -97,8 +127,11 @@ impl<'a> Lexer<'a> {
         pos
     }
 
-    fn scan_while(&self, mut pos: usize, f: impl Fn(u8) -> bool) -> usize {
-        while pos < self.bytes.len() && f(self.bytes[pos]) {
+    /// The first offset from `pos` whose byte is not in `class` (or the end).
+    #[inline]
+    fn scan(&self, mut pos: usize, class: u8) -> usize {
+        let b = self.bytes;
+        while pos < b.len() && is(b[pos], class) {
             pos += 1;
         }
         pos
@@ -141,9 +174,9 @@ impl<'a> Lexer<'a> {
             b'%' => {
                 // MLIR suffix-id: all digits, or a letter/`$._-` then `[A-Za-z0-9$._-]*`.
                 let end = if next.is_some_and(|d| d.is_ascii_digit()) {
-                    self.scan_while(start + 1, |d| d.is_ascii_digit())
+                    self.scan(start + 1, DIGIT)
                 } else {
-                    self.scan_while(start + 1, is_suffix_cont)
+                    self.scan(start + 1, SUFFIX_CONT)
                 };
                 if end == start + 1 {
                     return tok(Tok::Error, start + 1);
@@ -152,7 +185,7 @@ impl<'a> Lexer<'a> {
                 let end = if b.get(end) == Some(&b'#')
                     && b.get(end + 1).is_some_and(|d| d.is_ascii_digit())
                 {
-                    self.scan_while(end + 1, |d| d.is_ascii_digit())
+                    self.scan(end + 1, DIGIT)
                 } else {
                     end
                 };
@@ -174,7 +207,7 @@ impl<'a> Lexer<'a> {
                 }
             }
             b'#' | b'!' | b'^' | b'@' => {
-                let end = self.scan_while(start + 1, is_suffix_cont);
+                let end = self.scan(start + 1, SUFFIX_CONT);
                 let kind = match c {
                     b'#' => Tok::Hash,
                     b'!' => Tok::Bang,
@@ -188,7 +221,7 @@ impl<'a> Lexer<'a> {
                 }
             }
             b'0'..=b'9' => self.lex_number(start),
-            _ if is_ident_start(c) => tok(Tok::Ident, self.scan_while(start + 1, is_ident_cont)),
+            _ if is(c, IDENT_START) => tok(Tok::Ident, self.scan(start + 1, IDENT_CONT)),
             _ => {
                 // Skip a whole UTF-8 character so spans stay on char boundaries.
                 let mut end = start + 1;
@@ -231,22 +264,22 @@ impl<'a> Lexer<'a> {
             end: end as u32,
         };
         if b[start] == b'0' && b.get(start + 1) == Some(&b'x') {
-            let end = self.scan_while(start + 2, |d| d.is_ascii_hexdigit());
+            let end = self.scan(start + 2, HEX);
             if end > start + 2 {
                 return tok(Tok::Int, end);
             }
         }
-        let mut end = self.scan_while(start, |d| d.is_ascii_digit());
+        let mut end = self.scan(start, DIGIT);
         if b.get(end) != Some(&b'.') {
             return tok(Tok::Int, end);
         }
-        end = self.scan_while(end + 1, |d| d.is_ascii_digit());
+        end = self.scan(end + 1, DIGIT);
         if matches!(b.get(end), Some(b'e' | b'E')) {
             let mut e = end + 1;
             if matches!(b.get(e), Some(b'+' | b'-')) {
                 e += 1;
             }
-            let e2 = self.scan_while(e, |d| d.is_ascii_digit());
+            let e2 = self.scan(e, DIGIT);
             if e2 > e {
                 end = e2;
             }

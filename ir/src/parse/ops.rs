@@ -83,7 +83,9 @@ impl<'a> Parser<'a> {
     /// Resolves a `%name` or `%name#N` token to a value.
     pub fn lookup(&self, t: Token) -> PResult<ValueId> {
         let full = self.text(t);
-        let (name, idx) = match full.find('#') {
+        // Names are short and `#` only starts the result-number suffix: a byte scan from the
+        // end beats `str::find`'s general searcher here.
+        let (name, idx) = match full.bytes().rposition(|c| c == b'#') {
             Some(i) => {
                 let n: u32 = match full[i + 1..].parse() {
                     Ok(n) => n,
