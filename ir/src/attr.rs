@@ -259,6 +259,15 @@ impl NamedAttrs {
     pub fn contains(&self, name: &str) -> bool {
         self.get(name).is_some()
     }
+    /// Index of `name` in the sorted entries.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.0.binary_search_by(|(n, _)| n.as_str().cmp(name)).ok()
+    }
+    /// The entry at index `i` (`i < len()`).
+    pub fn entry(&self, i: usize) -> (&str, &Attr) {
+        let (n, a) = &self.0[i];
+        (n.as_str(), a)
+    }
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Attr)> {
         self.0.iter().map(|(n, a)| (n.as_str(), a))
     }

@@ -16,8 +16,16 @@ const HEX_THRESHOLD: u64 = 16;
 
 /// `{a = 1 : i64, b}` (unit attributes print bare).
 pub(crate) fn write_attr_dict(p: &mut Printer<'_>, d: &NamedAttrs) {
+    write_attr_entries(p, d.iter());
+}
+
+/// `{a = 1 : i64, b}` of the given entries.
+pub(crate) fn write_attr_entries<'a>(
+    p: &mut Printer<'_>,
+    entries: impl Iterator<Item = (&'a str, &'a Attr)>,
+) {
     p.out.push('{');
-    for (i, (n, a)) in d.iter().enumerate() {
+    for (i, (n, a)) in entries.enumerate() {
         if i > 0 {
             p.out.push_str(", ");
         }
@@ -84,11 +92,13 @@ pub(crate) fn write_attr(p: &mut Printer<'_>, a: &Attr) {
         Attr::Bool(b) => p.out.push_str(if *b { "true" } else { "false" }),
         Attr::Int(v, t) => {
             write_int(&mut p.out, *v, *t);
-            let _ = write!(p.out, " : {t}");
+            p.out.push_str(" : ");
+            write_elem_type(&mut p.out, *t);
         }
         Attr::Float(v, t) => {
             write_float(&mut p.out, *v, *t);
-            let _ = write!(p.out, " : {t}");
+            p.out.push_str(" : ");
+            write_elem_type(&mut p.out, *t);
         }
         Attr::Str(s) => write_string(&mut p.out, s),
         Attr::Type(t) => p.ty(*t),
@@ -111,7 +121,8 @@ pub(crate) fn write_attr(p: &mut Printer<'_>, a: &Attr) {
             p.out.push(']');
         }
         Attr::IntArray(t, v) => {
-            let _ = write!(p.out, "array<{t}");
+            p.out.push_str("array<");
+            write_elem_type(&mut p.out, *t);
             for (i, x) in v.iter().enumerate() {
                 p.out.push_str(if i == 0 { ": " } else { ", " });
                 write_int(&mut p.out, *x, *t);
@@ -256,12 +267,11 @@ fn write_struct(out: &mut String, name: &str, fields: &[(&str, F<'_>)]) {
             out.push_str(", ");
         }
         first = false;
-        let _ = write!(out, "{n} = ");
+        out.push_str(n);
+        out.push_str(" = ");
         match f {
             F::L(l) => write_list(out, l),
-            F::I(v) => {
-                let _ = write!(out, "{v}");
-            }
+            F::I(v) => push_num(out, *v),
         }
     }
     out.push('>');
@@ -274,9 +284,31 @@ pub(crate) fn write_list(out: &mut String, l: &[i64]) {
         if i > 0 {
             out.push_str(", ");
         }
-        let _ = write!(out, "{v}");
+        push_num(out, *v);
     }
     out.push(']');
+}
+
+/// Appends a decimal integer (itoa: the printer's hot path avoids `fmt` machinery).
+pub(crate) fn push_num(out: &mut String, v: impl itoa::Integer) {
+    out.push_str(itoa::Buffer::new().format(v));
+}
+
+/// Appends an element type's name (as its `Display` prints it).
+pub(crate) fn write_elem_type(out: &mut String, t: ElemType) {
+    match t {
+        ElemType::Int(b) => {
+            out.push('i');
+            push_num(out, b);
+        }
+        ElemType::UInt(b) => {
+            out.push_str("ui");
+            push_num(out, b);
+        }
+        _ => {
+            let _ = write!(out, "{t}");
+        }
+    }
 }
 
 /// `[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]`; false if the numbers are inconsistent.
@@ -364,16 +396,16 @@ fn write_conv_raw(out: &mut String, c: &ConvDims) {
 
 /// An integer of type `t` (unsigned by bit pattern, signed sign-extended from its width).
 pub(crate) fn write_int(out: &mut String, v: i64, t: ElemType) {
-    let _ = match t {
-        ElemType::UInt(b) if b < 64 => write!(out, "{}", (v as u64) & ((1u64 << b) - 1)),
-        ElemType::UInt(_) => write!(out, "{}", v as u64),
+    match t {
+        ElemType::UInt(b) if b < 64 => push_num(out, (v as u64) & ((1u64 << b) - 1)),
+        ElemType::UInt(_) => push_num(out, v as u64),
         ElemType::Int(b) if b < 64 => {
             let sh = 64 - b as u32;
-            write!(out, "{}", (v << sh) >> sh)
+            push_num(out, (v << sh) >> sh)
         }
-        ElemType::I1 => write!(out, "{}", if v & 1 != 0 { "true" } else { "false" }),
-        _ => write!(out, "{v}"),
-    };
+        ElemType::I1 => out.push_str(if v & 1 != 0 { "true" } else { "false" }),
+        _ => push_num(out, v),
+    }
 }
 
 /// A float of type `t`: shortest round-trip decimal, or hex bits for NaN/Inf and the

@@ -12,11 +12,11 @@
 
 mod attr;
 mod pretty;
+mod rest;
 
 use crate::module::{OpId, RegionId, ValueId};
 use crate::types::TypeId;
 use crate::Module;
-use std::fmt::Write;
 
 pub(crate) use attr::{write_attr, write_attr_dict};
 
@@ -51,22 +51,79 @@ pub(crate) struct Printer<'m> {
     type_text: Vec<Option<Box<str>>>,
 }
 
+/// Modules with fewer ops than this print on one thread.
+const PARALLEL_MIN_OPS: usize = 4096;
+
 /// Prints a module as MLIR text.
+///
+/// Functions are numbered independently (values are per-function, like MLIR), so large
+/// modules print their functions on several threads, in contiguous groups of similar op
+/// counts, and join the texts in function order: the bytes are the same as printing on
+/// one thread.
 pub fn print_module(module: &Module, opts: &PrintOptions) -> String {
-    let mut p = Printer {
-        m: module,
-        opts: *opts,
-        out: String::with_capacity(module.ops.len() * 80 + 256),
-        names: vec![Name::Unnamed; module.values.len()],
-        indent: 0,
-        type_text: Vec::new(),
-    };
-    p.print_module();
+    let mut p = Printer::new(module, opts, module.ops.len() * 80 + 256);
+    p.module_header();
+    p.indent = 1;
+    if module.ops.len() < PARALLEL_MIN_OPS || module.funcs.len() < 2 {
+        for f in 0..module.funcs.len() {
+            p.print_func(f);
+        }
+    } else {
+        use rayon::prelude::*;
+        let groups = func_groups(module, 4 * rayon::current_num_threads());
+        let texts: Vec<String> = groups
+            .par_iter()
+            .map(|range| {
+                let mut q = Printer::new(module, opts, 0);
+                q.indent = 1;
+                for f in range.clone() {
+                    q.print_func(f);
+                }
+                q.out
+            })
+            .collect();
+        for t in &texts {
+            p.out.push_str(t);
+        }
+    }
+    p.out.push_str("}\n");
     p.out
 }
 
+/// Splits the functions into about `n` contiguous ranges of similar total op count.
+fn func_groups(m: &Module, n: usize) -> Vec<std::ops::Range<usize>> {
+    let weight = |f: usize| m.region(m.funcs[f].body).ops.len() + 1;
+    let total: usize = (0..m.funcs.len()).map(weight).sum();
+    let per = total.div_ceil(n.max(1)).max(1);
+    let mut groups = Vec::new();
+    let (mut start, mut acc) = (0, 0);
+    for f in 0..m.funcs.len() {
+        acc += weight(f);
+        if acc >= per {
+            groups.push(start..f + 1);
+            (start, acc) = (f + 1, 0);
+        }
+    }
+    if start < m.funcs.len() {
+        groups.push(start..m.funcs.len());
+    }
+    groups
+}
+
 impl<'m> Printer<'m> {
-    fn print_module(&mut self) {
+    fn new(m: &'m Module, opts: &PrintOptions, capacity: usize) -> Self {
+        Printer {
+            m,
+            opts: *opts,
+            out: String::with_capacity(capacity),
+            names: vec![Name::Unnamed; m.values.len()],
+            indent: 0,
+            type_text: Vec::new(),
+        }
+    }
+
+    /// `module @name attributes {...} {` and its newline.
+    fn module_header(&mut self) {
         let m = self.m;
         self.out.push_str("module");
         if let Some(n) = &m.name {
@@ -78,12 +135,6 @@ impl<'m> Printer<'m> {
             write_attr_dict(self, &m.attrs);
         }
         self.out.push_str(" {\n");
-        self.indent = 1;
-        for f in 0..m.funcs.len() {
-            self.print_func(f);
-        }
-        self.indent = 0;
-        self.out.push_str("}\n");
     }
 
     fn print_func(&mut self, fi: usize) {
@@ -293,7 +344,8 @@ impl<'m> Printer<'m> {
         if !o.results.is_empty() {
             self.value_def(o.results[0]);
             if o.results.len() > 1 {
-                let _ = write!(self.out, ":{}", o.results.len());
+                self.out.push(':');
+                attr::push_num(&mut self.out, o.results.len());
             }
             self.out.push_str(" = ");
         }
@@ -318,16 +370,24 @@ impl<'m> Printer<'m> {
 
     /// The defining name of a result group (`%3` for `%3#0`).
     fn value_def(&mut self, v: ValueId) {
-        let _ = match self.names[v.index()] {
-            Name::Val(n) | Name::Multi(n, _) => write!(self.out, "%{n}"),
-            _ => write!(self.out, "%unnamed{}", v.0),
-        };
+        match self.names[v.index()] {
+            Name::Val(n) | Name::Multi(n, _) => {
+                self.out.push('%');
+                attr::push_num(&mut self.out, n);
+            }
+            _ => {
+                self.out.push_str("%unnamed");
+                attr::push_num(&mut self.out, v.0);
+            }
+        }
     }
 
     /// `"name"(operands) ({regions}) {attrs} : (types) -> types`.
     fn print_generic(&mut self, op: OpId) {
         let o = self.m.op(op);
-        let _ = write!(self.out, "\"{}\"(", o.kind.name());
+        self.out.push('"');
+        self.out.push_str(o.kind.name());
+        self.out.push_str("\"(");
         self.values(&o.operands);
         self.out.push(')');
         if !o.regions.is_empty() {

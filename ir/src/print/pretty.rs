@@ -4,9 +4,12 @@
 //! returns true, or returns false (the caller discards partial output and prints the
 //! generic form) — it never writes a form that would parse to different attributes.
 
-use super::attr::{write_attr_dict, write_conv_dims, write_list, write_string, write_symbol};
+use super::attr::{
+    push_num, write_attr_entries, write_conv_dims, write_list, write_string, write_symbol,
+};
+use super::rest::Rest;
 use super::Printer;
-use crate::attr::{Attr, DenseData, EnumKind, NamedAttrs};
+use crate::attr::{Attr, DenseData, EnumKind};
 use crate::module::OpId;
 use crate::ops::OpKind;
 use crate::parse::syntax::{syntax, Kw, Syntax, Ty, V};
@@ -26,7 +29,7 @@ impl<'m> Printer<'m> {
             _ => kind.name(),
         };
         self.out.push_str(name);
-        let mut rest = o.attrs.clone();
+        let mut rest = Rest::new(&o.attrs);
         let ok =
             match syntax(kind) {
                 Syntax::Generic => false,
@@ -98,7 +101,7 @@ impl<'m> Printer<'m> {
                     };
                     sym.is_some_and(|s| {
                         self.out.push(' ');
-                        write_symbol(&mut self.out, &s);
+                        write_symbol(&mut self.out, s);
                         self.out.push('(');
                         self.values(&o.operands);
                         self.out.push(')');
@@ -109,7 +112,7 @@ impl<'m> Printer<'m> {
                 Syntax::Composite => match rest.remove("name") {
                     Some(Attr::Str(s)) => {
                         self.out.push(' ');
-                        write_string(&mut self.out, &s);
+                        write_string(&mut self.out, s);
                         self.operands_sp(op);
                         self.finish_functional(op, &rest);
                         o.regions.is_empty()
@@ -159,15 +162,15 @@ impl<'m> Printer<'m> {
     }
 
     /// ` {attrs}` when non-empty.
-    fn attr_dict_opt(&mut self, d: &NamedAttrs) {
+    fn attr_dict_opt(&mut self, d: &Rest<'_>) {
         if !d.is_empty() {
             self.out.push(' ');
-            write_attr_dict(self, d);
+            write_attr_entries(self, d.iter());
         }
     }
 
     /// ` {attrs} : (types) -> types`.
-    fn finish_functional(&mut self, op: OpId, rest: &NamedAttrs) {
+    fn finish_functional(&mut self, op: OpId, rest: &Rest<'_>) {
         self.attr_dict_opt(rest);
         self.out.push_str(" : ");
         self.functional_type(op);
@@ -209,7 +212,7 @@ impl<'m> Printer<'m> {
             })
     }
 
-    fn pp_simple(&mut self, op: OpId, kws: &[Kw], ty: Ty, rest: &mut NamedAttrs) -> bool {
+    fn pp_simple(&mut self, op: OpId, kws: &[Kw], ty: Ty, rest: &mut Rest<'_>) -> bool {
         let o = self.m.op(op);
         self.operands_sp(op);
         for k in kws {
@@ -287,14 +290,10 @@ impl<'m> Printer<'m> {
     fn kw_value(&mut self, a: &Attr, v: V) -> bool {
         match (v, a) {
             (V::Dims, Attr::IntArray(ElemType::Int(64), l)) => write_list(&mut self.out, l),
-            (V::I64, Attr::Int(x, ElemType::Int(64))) => {
-                let _ = write!(self.out, "{x}");
-            }
-            (V::U64, Attr::Int(x, ElemType::UInt(64))) => {
-                let _ = write!(self.out, "{}", *x as u64);
-            }
+            (V::I64, Attr::Int(x, ElemType::Int(64))) => push_num(&mut self.out, *x),
+            (V::U64, Attr::Int(x, ElemType::UInt(64))) => push_num(&mut self.out, *x as u64),
             (V::U32, Attr::Int(x, ElemType::UInt(32))) => {
-                let _ = write!(self.out, "{}", (*x as u64) & 0xFFFF_FFFF);
+                push_num(&mut self.out, (*x as u64) & 0xFFFF_FFFF)
             }
             (V::Bool, Attr::Bool(b)) => self.out.push_str(if *b { "true" } else { "false" }),
             (V::Enum(k), Attr::Enum(e)) if e.kind == k => self.out.push_str(&e.value),
@@ -319,9 +318,9 @@ impl<'m> Printer<'m> {
         true
     }
 
-    fn pp_constant(&mut self, op: OpId, rest: &mut NamedAttrs) -> bool {
+    fn pp_constant(&mut self, op: OpId, rest: &mut Rest<'_>) -> bool {
         let o = self.m.op(op);
-        let Some(Attr::Elements(e)) = rest.remove("value") else {
+        let Some(value @ Attr::Elements(e)) = rest.remove("value") else {
             return false;
         };
         if o.results.len() != 1 || self.m.value_type(o.results[0]) != e.ty || !o.operands.is_empty()
@@ -330,11 +329,11 @@ impl<'m> Printer<'m> {
         }
         self.attr_dict_opt(rest);
         self.out.push(' ');
-        super::write_attr(self, &Attr::Elements(e));
+        super::write_attr(self, value);
         true
     }
 
-    fn pp_compare(&mut self, op: OpId, rest: &mut NamedAttrs) -> bool {
+    fn pp_compare(&mut self, op: OpId, rest: &mut Rest<'_>) -> bool {
         let Some(Attr::Enum(d)) = rest.remove("comparison_direction") else {
             return false;
         };
@@ -354,11 +353,13 @@ impl<'m> Printer<'m> {
         true
     }
 
-    fn pp_slice(&mut self, op: OpId, rest: &mut NamedAttrs) -> bool {
-        let get = |r: &mut NamedAttrs, n| match r.remove(n) {
-            Some(Attr::IntArray(ElemType::Int(64), v)) => Some(v),
-            _ => None,
-        };
+    fn pp_slice(&mut self, op: OpId, rest: &mut Rest<'_>) -> bool {
+        fn get<'a>(r: &mut Rest<'a>, n: &str) -> Option<&'a Vec<i64>> {
+            match r.remove(n) {
+                Some(Attr::IntArray(ElemType::Int(64), v)) => Some(v),
+                _ => None,
+            }
+        }
         let (Some(s), Some(l), Some(st)) = (
             get(rest, "start_indices"),
             get(rest, "limit_indices"),
@@ -385,7 +386,7 @@ impl<'m> Printer<'m> {
         true
     }
 
-    fn pp_select(&mut self, op: OpId, rest: &NamedAttrs) -> bool {
+    fn pp_select(&mut self, op: OpId, rest: &Rest<'_>) -> bool {
         let m = self.m;
         let o = m.op(op);
         if o.operands.len() != 3 || o.results.len() != 1 {
@@ -405,7 +406,7 @@ impl<'m> Printer<'m> {
         true
     }
 
-    fn pp_dot_general(&mut self, op: OpId, rest: &mut NamedAttrs) -> bool {
+    fn pp_dot_general(&mut self, op: OpId, rest: &mut Rest<'_>) -> bool {
         let Some(Attr::DotDims(d)) = rest.remove("dot_dimension_numbers") else {
             return false;
         };
@@ -422,7 +423,7 @@ impl<'m> Printer<'m> {
         write_list(&mut self.out, &d.rhs_contracting);
         if let Some(p) = rest.remove("precision_config") {
             self.out.push_str(", precision = ");
-            if !self.kw_value(&p, V::Precision) {
+            if !self.kw_value(p, V::Precision) {
                 return false;
             }
         }
@@ -442,14 +443,14 @@ impl<'m> Printer<'m> {
         true
     }
 
-    fn pp_convolution(&mut self, op: OpId, rest: &mut NamedAttrs) -> bool {
+    fn pp_convolution(&mut self, op: OpId, rest: &mut Rest<'_>) -> bool {
         let Some(Attr::ConvDims(d)) = rest.remove("dimension_numbers") else {
             return false;
         };
         self.out.push('(');
         self.values(&self.m.op(op).operands);
         self.out.push_str(") dim_numbers = ");
-        if !write_conv_dims(&mut self.out, &d) {
+        if !write_conv_dims(&mut self.out, d) {
             return false;
         }
         self.out.push_str(", window = {");
@@ -522,7 +523,7 @@ impl<'m> Printer<'m> {
         true
     }
 
-    fn pp_while(&mut self, op: OpId, rest: &NamedAttrs) -> bool {
+    fn pp_while(&mut self, op: OpId, rest: &Rest<'_>) -> bool {
         let m = self.m;
         let o = m.op(op);
         if o.regions.len() != 2 {
@@ -561,7 +562,7 @@ impl<'m> Printer<'m> {
         }
         if !rest.is_empty() {
             self.out.push_str(" attributes ");
-            write_attr_dict(self, rest);
+            write_attr_entries(self, rest.iter());
         }
         self.out.push('\n');
         self.pad();
@@ -574,7 +575,7 @@ impl<'m> Printer<'m> {
         true
     }
 
-    fn pp_reduce(&mut self, op: OpId, rest: &mut NamedAttrs) -> bool {
+    fn pp_reduce(&mut self, op: OpId, rest: &mut Rest<'_>) -> bool {
         let m = self.m;
         let o = m.op(op);
         let Some(Attr::IntArray(ElemType::Int(64), dims)) = rest.remove("dimensions") else {
@@ -604,7 +605,7 @@ impl<'m> Printer<'m> {
             let _ = write!(self.out, " applies {}", k.name());
         }
         self.out.push_str(" across dimensions = ");
-        write_list(&mut self.out, &dims);
+        write_list(&mut self.out, dims);
         self.finish_functional(op, rest);
         if applies.is_none() {
             self.out.push('\n');
@@ -659,7 +660,7 @@ impl<'m> Printer<'m> {
         ok.then_some(k)
     }
 
-    fn pp_top_k(&mut self, op: OpId, rest: &mut NamedAttrs) -> bool {
+    fn pp_top_k(&mut self, op: OpId, rest: &mut Rest<'_>) -> bool {
         let o = self.m.op(op);
         let Some(k) = take_int(rest, "k", ElemType::Int(64)) else {
             return false;
@@ -686,9 +687,9 @@ impl<'m> Printer<'m> {
         true
     }
 
-    fn pp_check_const(&mut self, op: OpId, rest: &mut NamedAttrs) -> bool {
+    fn pp_check_const(&mut self, op: OpId, rest: &mut Rest<'_>) -> bool {
         let o = self.m.op(op);
-        let Some(Attr::Elements(e)) = rest.remove("value") else {
+        let Some(value @ Attr::Elements(e)) = rest.remove("value") else {
             return false;
         };
         if o.operands.len() != 1 || self.m.value_type(o.operands[0]) != e.ty {
@@ -696,12 +697,12 @@ impl<'m> Printer<'m> {
         }
         self.operands_sp(op);
         self.out.push_str(", ");
-        super::write_attr(self, &Attr::Elements(e));
+        super::write_attr(self, value);
         if o.kind == OpKind::CheckExpectAlmostEqConst {
             match rest.remove("tolerance") {
                 Some(Attr::Float(t, ElemType::F64)) => {
                     self.out.push_str(", tolerance = ");
-                    super::attr::write_float(&mut self.out, t, ElemType::F64);
+                    super::attr::write_float(&mut self.out, *t, ElemType::F64);
                 }
                 Some(_) => return false,
                 None => {}
@@ -713,7 +714,7 @@ impl<'m> Printer<'m> {
 }
 
 /// Removes and returns integer attribute `name` if it has type `t`.
-fn take_int(rest: &mut NamedAttrs, name: &str, t: ElemType) -> Option<i64> {
+fn take_int(rest: &mut Rest<'_>, name: &str, t: ElemType) -> Option<i64> {
     match rest.get(name) {
         Some(Attr::Int(v, ty)) if *ty == t => {
             let v = *v;
