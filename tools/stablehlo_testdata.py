@@ -2,7 +2,7 @@
 """Runs `neuronc-rs run FILE` over StableHLO's self-checking testdata corpus.
 
 Usage: tools/stablehlo_testdata.py [-v] [-j N] [--timeout S] [--bin PATH] [--tsv OUT]
-                                   DIR_OR_FILE [...]
+                                   [--opt FLAGS] DIR_OR_FILE [...]
 
 Every `*.mlir` under each DIR (recursively; or each FILE given) is run with a per-case
 timeout (default 20 s) and N cases at a time (default 2). Files using quantized types
@@ -21,7 +21,10 @@ Prints the totals (with the pass rate over non-skipped files, and how many failu
 carry an upstream `// RUN-DISABLED(reason)` marker), the slowest five cases, and with
 -v every non-passing file grouped by the first line of its error message (digits
 folded to `#`, check details cut). `--tsv OUT` writes `file<TAB>bucket<TAB>
-seconds<TAB>first line` for every case (to diff two runs). Exits 0. Python 3 stdlib only.
+seconds<TAB>first line` for every case (to diff two runs). `--opt -O2` first optimizes each
+file with `neuronc-rs opt -O2` and runs the optimized text, so the files' own checks
+validate the pass pipeline (an opt failure is bucket `opt-error`). Exits 0. Python 3
+stdlib only.
 """
 
 import argparse
@@ -30,6 +33,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from collections import defaultdict
 
@@ -39,6 +43,7 @@ BUCKETS = [
     "parse/verify",
     "unsupported",
     "runtime-error",
+    "opt-error",
     "crash",
     "timeout",
 ]
@@ -113,11 +118,39 @@ def group_key(bucket, line):
     return f"[{bucket}] {key[:160]}"
 
 
-def run_one(binary, path, timeout):
-    start = time.monotonic()
+def optimize(binary, path, opt_flags, timeout):
+    """Runs `neuronc-rs opt OPT_FLAGS PATH`; returns (optimized file, None) or (None, result
+    fields) when opt itself fails (bucket `opt-error`, or `crash`/`timeout`)."""
+    fd, out = tempfile.mkstemp(suffix=".mlir", prefix="shlo_opt_")
+    os.close(fd)
     try:
         p = subprocess.run(
-            [binary, "run", path],
+            [binary, "opt", *opt_flags.split(), path, "-o", out],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        os.unlink(out)
+        return None, ("timeout", f"opt: timeout after {timeout:g} s")
+    if p.returncode != 0:
+        os.unlink(out)
+        err = p.stderr.decode("utf-8", "replace")
+        bucket = "crash" if p.returncode >= 101 or p.returncode < 0 else "opt-error"
+        return None, (bucket, "opt: " + first_error_line(err))
+    return out, None
+
+
+def run_one(binary, path, timeout, opt_flags=None):
+    start = time.monotonic()
+    target = path
+    if opt_flags:
+        target, failed = optimize(binary, path, opt_flags, timeout)
+        if failed:
+            return path, failed[0], time.monotonic() - start, failed[1]
+    try:
+        p = subprocess.run(
+            [binary, "run", target],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             timeout=timeout,
@@ -127,6 +160,8 @@ def run_one(binary, path, timeout):
     except subprocess.TimeoutExpired:
         secs = time.monotonic() - start
         bucket, line = "timeout", f"timeout after {timeout:g} s"
+    if target != path:
+        os.unlink(target)
     return path, bucket, secs, line
 
 
@@ -138,6 +173,12 @@ def main():
     ap.add_argument("--timeout", type=float, default=20.0)
     ap.add_argument("--bin", default=default_bin())
     ap.add_argument("--tsv", metavar="OUT")
+    ap.add_argument(
+        "--opt",
+        metavar="FLAGS",
+        help="optimize first with `neuronc-rs opt FLAGS` (e.g. -O2) and run the result: "
+        "translation validation of the pass pipeline by the files' own checks",
+    )
     args = ap.parse_args()
     if not os.access(args.bin, os.X_OK):
         sys.exit(f"{args.bin} not found; run `cargo build --release -p neuronc`")
@@ -151,7 +192,7 @@ def main():
     todo = [f for f in files if info[f][0] is None]
     results = []
     with cf.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
-        futs = [ex.submit(run_one, args.bin, f, args.timeout) for f in todo]
+        futs = [ex.submit(run_one, args.bin, f, args.timeout, args.opt) for f in todo]
         for fut in cf.as_completed(futs):
             results.append(fut.result())
     results.sort()

@@ -176,7 +176,10 @@ fn hash_attr(a: &Attr, h: &mut FxHasher) {
         Attr::Enum(e) => e.value.hash(h),
         Attr::Elements(e) => {
             e.ty.hash(h);
-            e.element_bytes(0).hash(h);
+            // Zero-element constants (`tensor<2x0xf32>`) have no element to sample.
+            if e.len > 0 {
+                e.element_bytes(0).hash(h);
+            }
             if e.len > 1 {
                 e.element_bytes(e.len - 1).hash(h);
             }

@@ -111,10 +111,10 @@ pub fn splat_of(m: &Module, v: ValueId) -> Option<(ElemType, Vec<u8>)> {
         }
     }
     let e = constant_of(m, v)?;
-    let first = e.element_bytes(0).to_vec();
     if e.len == 0 {
         return None;
     }
+    let first = e.element_bytes(0).to_vec();
     let all_equal = e.is_splat() || (1..e.len).all(|i| e.element_bytes(i) == first.as_slice());
     all_equal.then_some((e.elem, first))
 }
