@@ -2,7 +2,7 @@
 """Runs `neuronc-rs run FILE` over StableHLO's self-checking testdata corpus.
 
 Usage: tools/stablehlo_testdata.py [-v] [-j N] [--timeout S] [--bin PATH] [--tsv OUT]
-                                   [--opt FLAGS] DIR_OR_FILE [...]
+                                   [--opt FLAGS] [--engine sim] DIR_OR_FILE [...]
 
 Every `*.mlir` under each DIR (recursively; or each FILE given) is run with a per-case
 timeout (default 20 s) and N cases at a time (default 2). Files using quantized types
@@ -23,7 +23,8 @@ carry an upstream `// RUN-DISABLED(reason)` marker), the slowest five cases, and
 folded to `#`, check details cut). `--tsv OUT` writes `file<TAB>bucket<TAB>
 seconds<TAB>first line` for every case (to diff two runs). `--opt -O2` first optimizes each
 file with `neuronc-rs opt -O2` and runs the optimized text, so the files' own checks
-validate the pass pipeline (an opt failure is bucket `opt-error`). Exits 0. Python 3
+validate the pass pipeline (an opt failure is bucket `opt-error`); `--engine sim` runs
+the compiled engine program in the simulator instead of the interpreter. Exits 0. Python 3
 stdlib only.
 """
 
@@ -141,7 +142,7 @@ def optimize(binary, path, opt_flags, timeout):
     return out, None
 
 
-def run_one(binary, path, timeout, opt_flags=None):
+def run_one(binary, path, timeout, opt_flags=None, engine=None):
     start = time.monotonic()
     target = path
     if opt_flags:
@@ -150,7 +151,7 @@ def run_one(binary, path, timeout, opt_flags=None):
             return path, failed[0], time.monotonic() - start, failed[1]
     try:
         p = subprocess.run(
-            [binary, "run", target],
+            [binary, "run", *(["--engine", engine] if engine else []), target],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             timeout=timeout,
@@ -179,6 +180,12 @@ def main():
         help="optimize first with `neuronc-rs opt FLAGS` (e.g. -O2) and run the result: "
         "translation validation of the pass pipeline by the files' own checks",
     )
+    ap.add_argument(
+        "--engine",
+        metavar="ENGINE",
+        help="`neuronc-rs run --engine ENGINE` (e.g. sim: the engine program in the "
+        "simulator, checked by the files' own checks)",
+    )
     args = ap.parse_args()
     if not os.access(args.bin, os.X_OK):
         sys.exit(f"{args.bin} not found; run `cargo build --release -p neuronc`")
@@ -192,7 +199,10 @@ def main():
     todo = [f for f in files if info[f][0] is None]
     results = []
     with cf.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
-        futs = [ex.submit(run_one, args.bin, f, args.timeout, args.opt) for f in todo]
+        futs = [
+            ex.submit(run_one, args.bin, f, args.timeout, args.opt, args.engine)
+            for f in todo
+        ]
         for fut in cf.as_completed(futs):
             results.append(fut.result())
     results.sort()
