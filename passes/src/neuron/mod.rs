@@ -1,6 +1,6 @@
 //! NeuronCore planning: layout assignment and fusion, and the report `explain` prints.
 //!
-//! Owns: [`plan_function`] (layout then fusion over one function body) and [`NeuronPlan`]
+//! Owns: [`plan_function`] (layout and fusion, independent of each other, over one function body) and [`NeuronPlan`]
 //! with the summary metrics (`hbm_bytes`, `transpose_bytes`, `matmul_operand_bytes`, ...).
 //! Plans are side tables keyed by op/value ids of the module they were computed on; they
 //! are invalidated by any mutation of that module.
@@ -43,8 +43,12 @@ impl NeuronPlan {
 /// Plans the body of `func`: layouts first, then kernels.
 pub fn plan_function(m: &Module, func: &Func, cfg: &FusionConfig) -> NeuronPlan {
     let graph = RegionGraph::new(m, func.body);
-    let layout = layout::assign_layouts(m, &graph);
-    let fusion = fusion::plan_fusion(m, &graph, cfg);
+    // Layout assignment and fusion planning read the same graph and not each other's
+    // results, so they run on two threads (each is deterministic on its own).
+    let (layout, fusion) = rayon::join(
+        || layout::assign_layouts(m, &graph),
+        || fusion::plan_fusion(m, &graph, cfg),
+    );
     NeuronPlan {
         graph,
         layout,
