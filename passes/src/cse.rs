@@ -13,6 +13,7 @@ use crate::ir_util::{attrs_identical, is_pure};
 use crate::pass::Pass;
 use neuronc_ir::{Attr, Module, NamedAttrs, OpId, RegionId, ValueId};
 use rustc_hash::{FxHashMap, FxHasher};
+use smallvec::SmallVec;
 use std::hash::{Hash, Hasher};
 
 /// The `cse` pass.
@@ -37,8 +38,8 @@ impl Pass for Cse {
 }
 
 struct State {
-    /// Innermost scope last: hash → ops with that hash.
-    scopes: Vec<FxHashMap<u64, Vec<OpId>>>,
+    /// Innermost scope last: hash → ops with that hash (almost always one: inline).
+    scopes: Vec<FxHashMap<u64, SmallVec<[OpId; 1]>>>,
     /// Results of merged ops → the results they were merged into.
     remap: FxHashMap<ValueId, ValueId>,
     merged: usize,
@@ -46,8 +47,11 @@ struct State {
 
 impl State {
     fn region(&mut self, m: &mut Module, region: RegionId, ctx: &mut PassContext) {
-        self.scopes.push(FxHashMap::default());
         let ops = m.region(region).ops.clone();
+        self.scopes.push(FxHashMap::with_capacity_and_hasher(
+            ops.len(),
+            Default::default(),
+        ));
         let mut kept = Vec::with_capacity(ops.len());
         for op in ops {
             self.remap_operands(m, op);
