@@ -20,10 +20,11 @@ use serde_json::json;
 
 use crate::error::Error;
 
-/// Generic clean-up before planning: -O2 without outlining (the backend plans kernels
-/// itself and the HLO artifact keeps plain ops).
-pub const CLEANUP: &str =
-    "inline,decompose-batch-norm,fixpoint<8>(canonicalize,cse,dce,narrow-index),sink-constants";
+/// Generic clean-up before planning: sharding annotations go first (one NeuronCore, see
+/// `strip-sharding`), then -O2 without outlining (the backend plans kernels itself and the
+/// HLO artifact keeps plain ops).
+pub const CLEANUP: &str = "strip-sharding,inline,decompose-batch-norm,\
+     fixpoint<8>(canonicalize,cse,dce,narrow-index),sink-constants";
 
 /// Runs the [`CLEANUP`] pipeline, then plans layouts and kernels for the entry function
 /// (`@main`, or the only public function). Shared by `compile` and `explain`.

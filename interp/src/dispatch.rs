@@ -163,7 +163,10 @@ pub(crate) fn exec(it: &mut Interp<'_>, id: OpId) -> Res<Vec<Val>> {
                 .collect::<Res<_>>()?;
             it.call(&name, args)
         }
-        OptimizationBarrier => op.operands.iter().map(|&v| it.get(v).cloned()).collect(),
+        // Sharding annotations are value identities on one device.
+        OptimizationBarrier | SdyShardingConstraint | SdyReshard => {
+            op.operands.iter().map(|&v| it.get(v).cloned()).collect()
+        }
         Tuple => Ok(vec![Val::Tuple(
             op.operands
                 .iter()

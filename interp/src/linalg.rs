@@ -7,6 +7,8 @@
 //! (batch, free, contracting) or (batch, contracting, free) are used in place through
 //! strides; others are transposed once. A `dot_general` whose operand is a transpose
 //! folded by the region's plan reads the transpose's operand with permuted dim groups.
+//! Operands of different element types (`f8E4M3FN x f8E5M2`, `i8 x f32`) are contracted
+//! in the wider of their two value classes (see `common_class`).
 //! Invariant: results are rounded to the result element type once, at the end.
 
 use crate::dispatch::Ctx;
@@ -123,8 +125,37 @@ pub fn dot_general(l: &Tensor, r: &Tensor, dd: &DotDims, out: &TensorType) -> R<
     contract(l, &lg, r, &rg, out)
 }
 
+/// Operands held in different value classes (integer, f32-class, f64, complex64,
+/// complex128) are both converted exactly to the wider class (f64 with complex64 meets in
+/// complex128); `None` when they already share one. Narrow floats (f16, bf16, f8) are
+/// f32-class values, so `f8E4M3FN x f8E5M2` needs no conversion.
+fn common_class(l: &Tensor, r: &Tensor) -> R<Option<(Tensor, Tensor)>> {
+    let class = |t: &Tensor| match t.data() {
+        Data::Int(_) => 0,
+        Data::F32(_) => 1,
+        Data::F64(_) => 2,
+        Data::C64(_) => 3,
+        Data::C128(_) => 4,
+    };
+    let (a, b) = (class(l), class(r));
+    if a == b {
+        return Ok(None);
+    }
+    let elem = match (a.max(b), a.min(b)) {
+        (3, 2) | (4, _) => ElemType::Complex128,
+        (3, _) => ElemType::Complex64,
+        (2, _) => ElemType::F64,
+        _ => ElemType::F32,
+    };
+    let to = |t: &Tensor| crate::convert::convert(t, &TensorType::new(elem, t.shape()));
+    Ok(Some((to(l)?, to(r)?)))
+}
+
 /// `dot_general` on operands given with their dim groups.
 fn contract(l: &Tensor, lg: &Groups, r: &Tensor, rg: &Groups, out: &TensorType) -> R<Tensor> {
+    if let Some((l, r)) = common_class(l, r)? {
+        return contract(&l, lg, &r, rg, out);
+    }
     let in_range = |t: &Tensor, g: &Groups| {
         [&g.batch, &g.contracting, &g.free]
             .iter()

@@ -15,7 +15,7 @@ pub mod types;
 pub use attr::{Attr, DenseData, DenseElements, EnumAttr, EnumKind, NamedAttrs};
 pub use diag::{Diagnostic, ParseError, Severity, VerifyError};
 pub use module::{
-    Func, FuncId, LocId, Module, Op, OpId, Region, RegionId, Span, Value, ValueDef, ValueId,
+    Func, FuncId, LocId, Mesh, Module, Op, OpId, Region, RegionId, Span, Value, ValueDef, ValueId,
 };
 pub use ops::{OpKind, Traits};
 pub use types::{ElemType, F8Kind, TensorType, Type, TypeId, TypeInterner};

@@ -25,6 +25,12 @@
 //!   fields of `Op`.
 //!
 //! `loc(...)` debug locations are kept per op in a location table and are not semantic.
+//!
+//! Module-level Shardy meshes (`sdy.mesh @name = <[...]> {attrs}?`, as jax prints with
+//! shardings) are kept as [`Mesh`] items in [`Module::meshes`], in source order, and printed
+//! back before the functions. They only name device meshes for `#sdy.sharding<@mesh, ...>`
+//! attributes and `sdy.*` ops, which refer to them by symbol; a module built from another
+//! must carry them over.
 
 use crate::attr::NamedAttrs;
 use crate::ops::OpKind;
@@ -138,6 +144,18 @@ pub struct Func {
     pub span: Span,
 }
 
+/// A Shardy device mesh (`sdy.mesh @name = <["x"=2, "y"=4], device_ids=[...]>`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mesh {
+    /// Symbol name without `@`.
+    pub name: String,
+    /// The mesh body as written between and including the angle brackets (`<["x"=1]>`);
+    /// `#sdy.mesh` followed by this text is the generic `mesh` attribute.
+    pub body: String,
+    /// Discardable attributes of the `sdy.mesh` op (`{stablehlo.mesh = {...}}`).
+    pub attrs: NamedAttrs,
+}
+
 /// A whole program: functions plus the arenas their contents live in.
 #[derive(Clone, Debug, Default)]
 pub struct Module {
@@ -145,6 +163,8 @@ pub struct Module {
     pub name: Option<String>,
     /// Module attributes (`mhlo.num_partitions`, `mhlo.num_replicas`, ...).
     pub attrs: NamedAttrs,
+    /// Shardy meshes (`sdy.mesh`), in source order; printed before the functions.
+    pub meshes: Vec<Mesh>,
     pub funcs: Vec<Func>,
     pub types: TypeInterner,
     pub ops: Vec<Op>,

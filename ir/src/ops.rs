@@ -2,8 +2,9 @@
 //!
 //! Owns: the list of every operation the IR can hold — all ops of the StableHLO
 //! specification (plus the deprecated ones StableHLO still prints), `func.call` /
-//! `func.return`, the CHLO ops that jax leaves in its output, and the `check` dialect
-//! used by StableHLO's self-checking tests. `func.func` is not an op here: functions are
+//! `func.return`, the CHLO ops that jax leaves in its output, the Shardy (`sdy`) value
+//! ops jax prints with shardings, and the `check` dialect used by StableHLO's
+//! self-checking tests. `func.func` is not an op here: functions are
 //! [`crate::Func`] items of the module.
 //! Invariants: `OpKind::from_name(k.name()) == Some(k)` for every kind; traits are static
 //! facts about the kind, never about one op instance (those live in side tables).
@@ -289,6 +290,15 @@ op_kinds! {
     ChloBroadcastSubtract = "chlo.broadcast_subtract", NO;
     ChloBroadcastXor = "chlo.broadcast_xor", Traits::COMMUTATIVE;
     ChloBroadcastZeta = "chlo.broadcast_zeta", X;
+    // ---- Shardy (`sdy`): sharding annotations jax prints with shardings ----
+    // Both are identities on values (one operand, one result of the same type, inherent
+    // `sharding = #sdy.sharding<...>`): they only instruct an SPMD partitioner, so they
+    // are pure (no SIDE_EFFECT: an unused one may be removed, equal ones merged) and not
+    // ELEMENTWISE (no pass should fuse or rewrite through them as arithmetic).
+    /// Constrains the sharding of a value (`jax.lax.with_sharding_constraint`).
+    SdyShardingConstraint = "sdy.sharding_constraint", Traits::SAME_TYPE;
+    /// Reshards a value to a new sharding (communication on a real mesh).
+    SdyReshard = "sdy.reshard", Traits::SAME_TYPE;
     // ---- check dialect (StableHLO interpreter tests) ----
     CheckExpectEq = "check.expect_eq", SE;
     CheckExpectEqConst = "check.expect_eq_const", SE;
@@ -299,7 +309,7 @@ op_kinds! {
 }
 
 impl OpKind {
-    /// The dialect prefix (`stablehlo`, `chlo`, `func`, `check`).
+    /// The dialect prefix (`stablehlo`, `chlo`, `func`, `sdy`, `check`).
     pub fn dialect(self) -> &'static str {
         let n = self.name();
         &n[..n.find('.').unwrap_or(n.len())]
@@ -327,6 +337,11 @@ impl OpKind {
     }
     pub fn has_side_effect(self) -> bool {
         self.traits().contains(Traits::SIDE_EFFECT)
+    }
+    /// The Shardy sharding annotations (`sdy.sharding_constraint`, `sdy.reshard`): value
+    /// identities whose `sharding` attribute only matters to an SPMD partitioner.
+    pub fn is_sharding_annotation(self) -> bool {
+        matches!(self, OpKind::SdyShardingConstraint | OpKind::SdyReshard)
     }
 }
 

@@ -6,7 +6,7 @@
 //!   [`manager`] — [`run_pipeline`], [`PassReport`] and [`OptOptions`] (the `opt` flags).
 //! * Passes, one file each: [`inline`], [`canonicalize`] (rules in its submodules),
 //!   [`cse`], [`dce`], [`decompose_batch_norm`], [`recognize_idioms`], [`sink_constants`],
-//!   [`narrow_index`] (with its integer range analysis in [`range`]).
+//!   [`strip_sharding`], [`narrow_index`] (with its integer range analysis in [`range`]).
 //!
 //! Invariants: passes are deterministic; every individual rewrite is announced through
 //! [`PassContext::try_rewrite`] before it happens (so `--opt-fuel` bisects and
@@ -30,6 +30,7 @@ pub mod range;
 pub mod recognize_idioms;
 pub mod registry;
 pub mod sink_constants;
+pub mod strip_sharding;
 
 pub use context::{Changed, PassContext, PrintSink};
 pub use error::PassError;

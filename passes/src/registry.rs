@@ -44,6 +44,11 @@ static REGISTRY: &[PassInfo] = &[
         make: || Box::new(crate::sink_constants::SinkConstants),
     },
     PassInfo {
+        name: "strip-sharding",
+        summary: "replace sdy.sharding_constraint / sdy.reshard by their operand (one device)",
+        make: || Box::new(crate::strip_sharding::StripSharding),
+    },
+    PassInfo {
         name: "neuron-fuse",
         summary:
             "assign NeuronCore layouts, plan kernels and outline them as neuronc.kernel composites",

@@ -33,7 +33,9 @@ impl<'a> Parser<'a> {
                 Tok::RBrace => break,
                 Tok::Str if self.text(t) == "\"func.func\"" => self.parse_generic_func()?,
                 Tok::Ident if self.text(t) == "func.func" => self.parse_func()?,
-                _ => return self.err_expected(t, "a function or '}'"),
+                Tok::Str if self.text(t) == "\"sdy.mesh\"" => self.parse_generic_sdy_mesh()?,
+                Tok::Ident if self.text(t) == "sdy.mesh" => self.parse_sdy_mesh()?,
+                _ => return self.err_expected(t, "a function, a mesh or '}'"),
             }
         }
         self.bump();

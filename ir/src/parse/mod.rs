@@ -6,7 +6,8 @@
 //! (op framing: results, generic form, regions), `scope` (SSA name scopes), `syntax` (the
 //! table of op pretty syntaxes, shared with the printer), `pretty` (the custom syntaxes of
 //! StableHLO/CHLO/func/check ops), `generic_items` (generic-form `builtin.module` and
-//! `func.func`) and `loc` (`loc(...)` and `#loc` aliases).
+//! `func.func`), `sdy` (Shardy meshes and sharding annotations) and `loc` (`loc(...)` and
+//! `#loc` aliases).
 //!
 //! Invariants:
 //! * parsing is linear in the input and never panics; nesting of regions, attributes and
@@ -26,6 +27,7 @@ pub(crate) mod minifloat;
 pub(crate) mod ops;
 pub(crate) mod pretty;
 pub(crate) mod scope;
+pub(crate) mod sdy;
 pub(crate) mod syntax;
 pub(crate) mod types;
 
@@ -260,6 +262,8 @@ impl<'a> Parser<'a> {
                     self.parse_module_op()?;
                 }
                 Tok::Ident if self.text(t) == "func.func" => self.parse_func()?,
+                Tok::Ident if self.text(t) == "sdy.mesh" => self.parse_sdy_mesh()?,
+                Tok::Str if self.text(t) == "\"sdy.mesh\"" => self.parse_generic_sdy_mesh()?,
                 Tok::Str if self.text(t) == "\"builtin.module\"" => {
                     if seen_module || !self.m.funcs.is_empty() {
                         return self.err_at(Self::span_of(t), "only one module per input");
@@ -324,7 +328,9 @@ impl<'a> Parser<'a> {
                 Tok::RBrace => break,
                 Tok::Ident if self.text(t) == "func.func" => self.parse_func()?,
                 Tok::Str if self.text(t) == "\"func.func\"" => self.parse_generic_func()?,
-                _ => return self.err_expected(t, "'func.func' or '}'"),
+                Tok::Ident if self.text(t) == "sdy.mesh" => self.parse_sdy_mesh()?,
+                Tok::Str if self.text(t) == "\"sdy.mesh\"" => self.parse_generic_sdy_mesh()?,
+                _ => return self.err_expected(t, "'func.func', 'sdy.mesh' or '}'"),
             }
         }
         self.bump();

@@ -277,6 +277,9 @@ impl<'a> Parser<'a> {
                     "call" => OpKind::Call,
                     _ => match op_kind(name) {
                         Some(k) => k,
+                        None if name.starts_with("sdy.") => {
+                            return self.unsupported_sdy_op(name_tok, name)
+                        }
                         None => {
                             return self.err_at(
                                 Self::span_of(name_tok),
@@ -336,6 +339,7 @@ impl<'a> Parser<'a> {
         let name = &raw[1..raw.len() - 1];
         let kind = match op_kind(name) {
             Some(k) => k,
+            None if name.starts_with("sdy.") => return self.unsupported_sdy_op(name_tok, name),
             None => {
                 return self.err_at(
                     Self::span_of(name_tok),

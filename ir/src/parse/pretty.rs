@@ -161,6 +161,7 @@ impl<'a> Parser<'a> {
                 self.opt_attr_dict(&mut b)?;
                 self.set_operands(&mut b, &[o], &[ty], name)?;
             }
+            Syntax::ShardingAnnotation => self.parse_sharding_annotation(&mut b, name)?,
             Syntax::CheckClose => {
                 let ops = self.parse_operand_list()?;
                 self.expect(Tok::Comma, "','")?;

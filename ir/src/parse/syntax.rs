@@ -1,7 +1,7 @@
 //! The table of op pretty syntaxes shared by the parser and the printer.
 //!
 //! Owns: [`syntax`], which maps every [`OpKind`] to its custom assembly format (as
-//! StableHLO/CHLO/func/check define them), and the keyword-item descriptions ([`Kw`], [`V`])
+//! StableHLO/CHLO/func/check/sdy define them), and the keyword-item descriptions ([`Kw`], [`V`])
 //! of the common "operands, `kw = value`..., attr-dict, `:` types" shape.
 //! Invariant: a keyword item names the generic attribute it stands for and the exact
 //! attribute form it produces, so the parser and printer agree by construction.
@@ -109,6 +109,9 @@ pub(crate) enum Syntax {
     CheckConst,
     /// `%a, %b, max_ulp_difference = n (, min_ulp_difference = n)? : attr-dict t, t`.
     CheckClose,
+    /// `sdy.sharding_constraint %x <@mesh, [...]> attr-dict : type` (also `sdy.reshard`):
+    /// the `<...>` payload is the `sharding = #sdy.sharding<...>` attribute.
+    ShardingAnnotation,
 }
 
 const NONE: &[Kw] = &[];
@@ -238,6 +241,7 @@ pub(crate) fn syntax(kind: OpKind) -> Syntax {
             Ty::OperandType,
         ),
         CheckExpectClose => Syntax::CheckClose,
+        SdyShardingConstraint | SdyReshard => Syntax::ShardingAnnotation,
         CheckExpectSerializedEq => Syntax::Simple(
             const {
                 &[

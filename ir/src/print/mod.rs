@@ -2,7 +2,9 @@
 //!
 //! Owns: [`print_module`] / [`PrintOptions`], value naming, and module/function/region
 //! framing plus the generic op form; `attr` prints attributes and dense payloads,
-//! `pretty` the custom op syntaxes (mirroring `crate::parse::syntax`).
+//! `pretty` the custom op syntaxes (mirroring `crate::parse::syntax`), `sdy` the Shardy
+//! meshes (printed after the module header, before the functions, in both forms) and
+//! sharding annotations.
 //!
 //! Invariants: output is deterministic and re-parses (with our parser and with MLIR's)
 //! to an equal module; values are numbered per function like MLIR does (an op's region is
@@ -13,6 +15,7 @@
 mod attr;
 mod pretty;
 mod rest;
+mod sdy;
 
 use crate::module::{OpId, RegionId, ValueId};
 use crate::types::TypeId;
@@ -64,6 +67,7 @@ pub fn print_module(module: &Module, opts: &PrintOptions) -> String {
     let mut p = Printer::new(module, opts, module.ops.len() * 80 + 256);
     p.module_header();
     p.indent = 1;
+    p.print_meshes();
     if module.ops.len() < PARALLEL_MIN_OPS || module.funcs.len() < 2 {
         for f in 0..module.funcs.len() {
             p.print_func(f);

@@ -132,6 +132,7 @@ impl<'m> Printer<'m> {
                 }
                 Syntax::TopK => self.pp_top_k(op, &mut rest),
                 Syntax::CheckConst => self.pp_check_const(op, &mut rest),
+                Syntax::ShardingAnnotation => self.pp_sharding_annotation(op, &mut rest),
                 Syntax::CheckClose => {
                     let max = take_int(&mut rest, "max_ulp_difference", ElemType::UInt(64));
                     let min = take_int(&mut rest, "min_ulp_difference", ElemType::UInt(64));
@@ -162,7 +163,7 @@ impl<'m> Printer<'m> {
     }
 
     /// ` {attrs}` when non-empty.
-    fn attr_dict_opt(&mut self, d: &Rest<'_>) {
+    pub(super) fn attr_dict_opt(&mut self, d: &Rest<'_>) {
         if !d.is_empty() {
             self.out.push(' ');
             write_attr_entries(self, d.iter());

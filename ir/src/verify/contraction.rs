@@ -7,6 +7,10 @@
 //! [`super::shape::convolution`]; result *element* types of `dot_general`/`convolution`
 //! are not forced to equal the operands' (jax and XLA emit mixed-precision contractions
 //! with a wider accumulator type, which StableHLO's own verifier accepts).
+//! `dot_general` and `dot` also accept lhs and rhs of different element types (the
+//! specification's C13 is not enforced by StableHLO's verifier, and jax emits e.g.
+//! `f8E4M3FN x f8E5M2 -> f32` for fp8 training); `convolution` still requires equal ones
+//! (C27), as StableHLO's verifier does. The result type governs the accumulation.
 
 use super::cx::{opaque_field, tensor_str, OpV};
 use super::shape::{self, ConvWindow};
@@ -76,7 +80,6 @@ fn dot_general(v: &mut OpV) -> Option<()> {
     };
     precision_config(v, "C11");
     dot_algorithm(v);
-    same_elem(v, a.elem, b.elem, "C13");
     match shape::dot_general(&a.shape, &b.shape, dd) {
         Ok(s) => v.expect_result(
             0,
@@ -198,7 +201,6 @@ fn known_dot_algorithm(
 fn dot(v: &mut OpV) -> Option<()> {
     let (a, b, r) = (v.operand(0)?, v.operand(1)?, v.result(0)?);
     precision_config(v, "");
-    same_elem(v, a.elem, b.elem, "");
     let ok_rank = |n: usize| n == 1 || n == 2;
     if !ok_rank(a.rank()) || !ok_rank(b.rank()) {
         v.err(

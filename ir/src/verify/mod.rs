@@ -3,8 +3,8 @@
 //!
 //! Owns: [`verify_module`] / [`verify_func`], the structural walk (this file), the per-op
 //! rule families (`elementwise`, `shape_ops`, `contraction`, `reduction`,
-//! `gather_scatter`, `control_flow`, `collectives`, `async_ops`, `misc`) and the reusable shape
-//! inference in [`shape`].
+//! `gather_scatter`, `control_flow`, `collectives`, `async_ops`, `sdy`, `misc`) and the
+//! reusable shape inference in [`shape`].
 //! Invariants: every violation is collected (never stop at the first), each diagnostic is
 //! anchored at the offending op's span and names the spec constraint it breaks; an op whose
 //! operand/result/region counts are wrong gets exactly that one error and no type checks
@@ -22,6 +22,7 @@ mod elementwise;
 mod gather_scatter;
 mod misc;
 mod reduction;
+mod sdy;
 pub mod shape;
 mod shape_ops;
 
@@ -41,6 +42,7 @@ pub fn verify_module(module: &Module) -> Result<(), VerifyError> {
         for (i, f) in module.funcs.iter().enumerate() {
             w.check_func(FuncId(i as u32), f);
         }
+        sdy::check_meshes(module, &mut w.diags);
     }
     w.finish()
 }
@@ -394,6 +396,7 @@ fn arity(k: OpKind) -> Option<(Ar, Ar, Ar)> {
         BroadcastInDim | Broadcast | Reshape | Transpose | Reverse | Slice | GetDimensionSize
         | Cholesky | Fft | CollectivePermute | ChloConstantLike | GetTupleElement
         | CrossReplicaSum => (E(1), E(1), E(0)),
+        SdyShardingConstraint | SdyReshard => (E(1), E(1), E(0)),
         DynamicSlice => (Min(1), E(1), E(0)),
         DynamicUpdateSlice => (Min(2), E(1), E(0)),
         Concatenate => (Min(1), E(1), E(0)),
@@ -460,6 +463,7 @@ fn check_op(v: &mut OpV) {
         | CollectiveBroadcast | CollectiveReduce | CrossReplicaSum | ReplicaId | PartitionId
         | Infeed | Outfeed | Send | Recv => collectives::check(v),
         AsyncStart | AsyncDone => async_ops::check(v),
+        SdyShardingConstraint | SdyReshard => sdy::check(v),
         DynamicBroadcastInDim | DynamicIota | DynamicReshape | DynamicPad | DynamicGather => {
             dynamic::check(v)
         }

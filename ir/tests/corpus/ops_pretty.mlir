@@ -393,3 +393,35 @@ func.func public @stablehlo_return_ends_function(%x: tensor<4xf32>) -> tensor<4x
   %0 = stablehlo.negate %x : tensor<4xf32>
   stablehlo.return %0 : tensor<4xf32>
 }
+
+// ----- sdy_sharding
+module @sdy_sharding attributes {mhlo.num_partitions = 1 : i32} {
+  sdy.mesh @mesh = <["x"=1]> {stablehlo.mesh = {axes = [{name = "x", size = 1 : i64}]}}
+  sdy.mesh @mesh2 = <["a"=2, "b"=4], device_ids=[7, 6, 5, 4, 3, 2, 1, 0]>
+  sdy.mesh @empty = <[]>
+  func.func public @main(%arg0: tensor<2x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<2x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+    %0 = sdy.sharding_constraint %arg0 <@mesh, [{"x"}, {}]> : tensor<2x4xf32>
+    %1 = sdy.reshard %0 <@mesh2, [{"a", ?}, {"b"}p1]> {foo = 1 : i64} : tensor<2x4xf32>
+    %2 = stablehlo.add %1, %0 {sdy.sharding_rule = #sdy.op_sharding_rule<([i, j], [i, j])->([i, j]) {i=2, j=4}>} : tensor<2x4xf32>
+    %3 = sdy.sharding_constraint %2 <@mesh, [{}, {}], replicated={"x"}> : tensor<2x4xf32>
+    return %3 : tensor<2x4xf32>
+  }
+}
+
+// ----- sdy_generic
+"builtin.module"() <{sym_name = "sdy_generic"}> ({
+  "sdy.mesh"() <{mesh = #sdy.mesh<["x"=1]>, sym_name = "mesh"}> {stablehlo.mesh = {axes = [{name = "x", size = 1 : i64}]}} : () -> ()
+  "func.func"() <{function_type = (tensor<2x4xf32>) -> tensor<2x4xf32>, sym_name = "main"}> ({
+  ^bb0(%arg0: tensor<2x4xf32>):
+    %0 = "sdy.sharding_constraint"(%arg0) <{sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}> : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    %1 = "sdy.reshard"(%0) <{sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}> : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    "func.return"(%1) : (tensor<2x4xf32>) -> ()
+  }) : () -> ()
+}) : () -> ()
+
+// ----- dot_general_mixed_f8
+func.func public @dot_general_mixed_f8(%a: tensor<2x3xf8E4M3FN>, %b: tensor<3x2xf8E5M2>, %c: tensor<3x2xbf16>) -> (tensor<2x2xf32>, tensor<2x2xbf16>) {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x3xf8E4M3FN>, tensor<3x2xf8E5M2>) -> tensor<2x2xf32>
+  %1 = stablehlo.dot_general %a, %c, contracting_dims = [1] x [0] : (tensor<2x3xf8E4M3FN>, tensor<3x2xbf16>) -> tensor<2x2xbf16>
+  return %0, %1 : tensor<2x2xf32>, tensor<2x2xbf16>
+}
