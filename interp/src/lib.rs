@@ -10,6 +10,8 @@
 //!   `shape` (with `strided`: tiled strided copies), `gather`, `reduce`, `sort`, `linalg`,
 //!   `linalg2`, `conv`, `batchnorm`, `rng`, `collectives`, `custom`, `check` — op
 //!   semantics;
+//! * [`excess_precision`] — [`FloatSemantics`]: strict StableHLO rounding, or XLA:CPU's
+//!   bf16 excess precision (a module rewrite applied before running);
 //! * [`npz`] — `.npz` input/output files; [`profile`] — time per op kind; [`compare`] —
 //!   tolerance checks for tests.
 //!
@@ -28,6 +30,7 @@ mod dispatch;
 mod elementwise;
 mod error;
 mod eval;
+pub mod excess_precision;
 pub mod floatfmt;
 mod gather;
 mod linalg;
@@ -47,6 +50,7 @@ pub mod tensor;
 
 pub use compare::{compare, Mismatch};
 pub use error::InterpError;
+pub use excess_precision::FloatSemantics;
 pub use profile::{Profile, ProfileRow};
 pub use tensor::{Data, Tensor};
 
@@ -60,6 +64,8 @@ pub struct RunOptions {
     pub replicas: u32,
     /// Number of simulated partitions (>= 1).
     pub partitions: u32,
+    /// Rounding semantics of bf16 values (default: [`FloatSemantics::Strict`]).
+    pub float_semantics: FloatSemantics,
 }
 
 impl Default for RunOptions {
@@ -67,6 +73,7 @@ impl Default for RunOptions {
         RunOptions {
             replicas: 1,
             partitions: 1,
+            float_semantics: FloatSemantics::Strict,
         }
     }
 }
@@ -134,6 +141,7 @@ pub fn run_function(
     opts: &RunOptions,
 ) -> Result<Vec<Tensor>, InterpError> {
     check_inputs(module, func_name, &inputs)?;
+    let module = &*with_semantics(module, opts.float_semantics);
     let n = opts.replicas.max(1) * opts.partitions.max(1);
     if n > 1 {
         return collectives::run_spmd(module, func_name, inputs, opts)
@@ -146,8 +154,8 @@ pub fn run_function(
     Ok(out)
 }
 
-/// Like [`run_function`] on one process, also timing each op of the function body by
-/// kind (see [`Profile`]).
+/// Like [`run_function`] on one process with [`FloatSemantics::Strict`], also timing
+/// each op of the function body by kind (see [`Profile`]).
 pub fn run_function_profiled(
     module: &Module,
     func_name: &str,
@@ -169,7 +177,16 @@ pub fn run_function_all(
     opts: &RunOptions,
 ) -> Result<Vec<Vec<Tensor>>, InterpError> {
     check_inputs(module, func_name, &inputs)?;
+    let module = &*with_semantics(module, opts.float_semantics);
     collectives::run_spmd(module, func_name, inputs, opts)
+}
+
+/// `module` as the interpreter must run it to follow `semantics`.
+fn with_semantics(module: &Module, semantics: FloatSemantics) -> std::borrow::Cow<'_, Module> {
+    match semantics {
+        FloatSemantics::Strict => std::borrow::Cow::Borrowed(module),
+        FloatSemantics::Xla => excess_precision::xla_module(module),
+    }
 }
 
 pub(crate) fn flatten_vals(vals: Vec<Val>) -> Vec<Tensor> {

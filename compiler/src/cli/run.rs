@@ -1,7 +1,12 @@
 //! `neuronc-rs run FILE [--entry F] [--inputs IN.npz | --random-inputs SEED] [-o OUT.npz]
-//! [--expected EXP.npz] [--engine interp|sim]`: runs a function with the reference
-//! interpreter (`neuronc-interp`), or (`--engine sim`) compiles it as `compile` does and
-//! runs the kernels in the NeuronCore functional simulator (`neuronc_backend::sim`).
+//! [--expected EXP.npz] [--engine interp|sim] [--float-semantics xla|strict]`: runs a
+//! function with the reference interpreter (`neuronc-interp`), or (`--engine sim`)
+//! compiles it as `compile` does and runs the kernels in the NeuronCore functional
+//! simulator (`neuronc_backend::sim`).
+//!
+//! The interpreter follows XLA:CPU's bf16 excess precision by default (`xla`: what jax
+//! and torch_xla compute, see `neuronc_interp::excess_precision`); `strict` rounds every
+//! op result as the StableHLO spec says.
 //!
 //! Inputs are the `arg_000`, `arg_001`, ... arrays of an `.npz` file (default: `FILE`
 //! with the extension `.npz`, when it exists), or deterministic pseudo-random values
@@ -14,7 +19,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use neuronc_interp::{npz, RunOptions, Tensor};
+use neuronc_interp::{npz, FloatSemantics, RunOptions, Tensor};
 
 use super::compile::Cast;
 use super::{input, random, Command, Ctx, Status};
@@ -23,6 +28,25 @@ use crate::source::Unit;
 
 /// Results with at most this many elements are printed with their values.
 const MAX_PRINTED_ELEMENTS: usize = 16;
+
+/// Rounding semantics of `--engine interp` (`--float-semantics`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Semantics {
+    /// XLA:CPU's: a bf16 result read by a `convert` to f32 keeps f32 precision, bf16
+    /// sums round every step in XLA's order.
+    Xla,
+    /// The StableHLO spec's: every op result is rounded to its element type.
+    Strict,
+}
+
+impl Semantics {
+    fn to_interp(self) -> FloatSemantics {
+        match self {
+            Semantics::Xla => FloatSemantics::Xla,
+            Semantics::Strict => FloatSemantics::Strict,
+        }
+    }
+}
 
 /// Who executes the function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -52,6 +76,12 @@ pub struct RunArgs {
     /// functional simulator.
     #[arg(long, value_enum, default_value = "interp")]
     pub engine: Engine,
+    /// With `--engine interp`: `xla` matches what XLA:CPU (jax, torch_xla) computes for
+    /// bf16 programs (a bf16 op result converted to f32 is not rounded to bf16 first; bf16
+    /// sums round every step in XLA's order); `strict` rounds every op result to its type,
+    /// as the StableHLO spec says.
+    #[arg(long, value_enum, default_value = "xla")]
+    pub float_semantics: Semantics,
     /// With `--engine sim`: the NeuronCore generation.
     #[arg(long, default_value = "trn1", value_parser = ["trn1", "trn2", "inf2"])]
     pub target: String,
@@ -114,6 +144,7 @@ impl Command for RunArgs {
                 let options = RunOptions {
                     replicas: self.replicas,
                     partitions: self.partitions,
+                    float_semantics: self.float_semantics.to_interp(),
                 };
                 ctx.session.run(&module, &func, inputs, &options)?
             }

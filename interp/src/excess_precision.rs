@@ -1,0 +1,505 @@
+//! XLA:CPU's bf16 excess precision, as a module rewrite: [`FloatSemantics`] and
+//! [`xla_module`].
+//!
+//! # What XLA:CPU computes for bf16
+//! The StableHLO spec rounds every bf16 op result to bf16 ([`FloatSemantics::Strict`], the
+//! interpreter's own semantics). XLA:CPU, which jax and torch_xla run on, differs where a
+//! bf16 op result is read by a convert to f32, and in the order and rounding of bf16 sums.
+//! Facts this module relies on (openxla/xla sources, and the optimized HLO that the jaxlib
+//! 0.10.2 in `/work/venv` prints for small probes):
+//! * `cpu_compiler.cc` runs `CallInliner` (after `FlattenCallGraph`) before
+//!   `FloatNormalization`, and StableHLO composites arrive as calls, so function and
+//!   composite boundaries do not materialize bf16 values (`while`/`if`/`case` ones do).
+//! * `xla/service/cpu/cpu_compiler.cc` runs `FloatNormalization` with a bf16
+//!   `FloatSupport` (`CpuFloatSupport(BF16, ...)`) before its simplification pipeline: an
+//!   op whose bf16 operands/result the backend does not support is rewritten to compute in
+//!   f32, with `convert` ops inserted around it. `xla/service/float_support.cc`: only
+//!   call, conditional, custom-call, get-tuple-element, tuple, while,
+//!   optimization-barrier (pass-through ops), `convert` to/from bf16 and integer-only ops
+//!   (clz, shifts) support bf16; `float_normalization.cc` additionally never touches
+//!   constants, parameters, converts, bitcast-converts, fusions, async and side-effecting
+//!   ops.
+//! * `xla/hlo/transforms/simplifiers/float_normalization.cc`,
+//!   `ChangeOutputTypeThenInsertConvertBack`: when `xla_allow_excess_precision` is set (its
+//!   default is `true`), a user of the normalized op that is a `convert` from bf16 to f32
+//!   is rewired to the op's unrounded f32 result. Every other user reads the result rounded
+//!   to bf16 (the inserted convert back). Checked: with
+//!   `XLA_FLAGS=--xla_allow_excess_precision=false` the rewiring disappears.
+//! * Newer XLA also lets `ConvertType` skip an `f32 -> bf16 -> f32` pair when it inserts
+//!   the operand conversion, and `SimplifyFPConversions` collapses convert chains; the
+//!   jaxlib 0.10.2 CPU pipeline does neither (its optimized HLO keeps
+//!   `convert(convert(x):bf16):f32` between two normalized ops, and runs
+//!   `SimplifyFPConversions` only on the oneDNN path). So bf16 values *are* rounded
+//!   between ops, at `while`/`if`/`call` boundaries and at entry results, exactly as in
+//!   strict semantics.
+//! * Ops with regions (reduce, reduce_window, scatter, sort, map, ...): the cloned region
+//!   ends in a convert back to bf16 before its f32 root (`ConvertCalledComputations`), so
+//!   every accumulation step, the last one included, is rounded (the optimized HLO of a
+//!   bf16 sum shows `add` then `convert` to bf16 and back inside the reducer). The result
+//!   therefore depends on the order of the steps: XLA:CPU folds each reduce sequentially,
+//!   in row-major order of the reduced elements, after
+//!   `xla/hlo/transforms/simplifiers/tree_reduction_rewriter.cc` (run to a fixed point in
+//!   the CPU simplification pipeline, window 32) has split every reduce with a reduced
+//!   dimension longer than 32 into a `reduce_window` (window and stride `min(n, 32)` on
+//!   the reduced dimensions, `SAME` padding with the init value) followed by the reduce.
+//!   The interpreter sums bf16 reduces in f64 with one final rounding, so bf16 sums and
+//!   products are rewritten here into that chain of `reduce_window`s (which the
+//!   interpreter folds sequentially, rounding every step), the last one covering the
+//!   whole remaining extent, plus a `reshape`.
+//! * f16 is not normalized on CPU (no `FloatNormalization` for F16; f16 arithmetic stays
+//!   f16 in the optimized HLO, and f16 dot/conv are computed in f32 and converted back,
+//!   `ChangeOpDataType`), so f16 stays strict. The f8/f4 types are normalized to f16 by
+//!   the same mechanism; that is not modeled here (no known trace computes directly in
+//!   f8).
+//!
+//! # The rewrite
+//! [`xla_module`] first inlines every `func.call` and `stablehlo.composite` (bounded
+//! rounds, so recursion terminates). It then finds every `c = convert(x) : bf16 -> f32`
+//! whose operand is the single result of an op `X` that XLA normalizes ([`is_normalized`]: region-free elementwise
+//! arithmetic, data movement, iota, dot/convolution, batch_norm_inference). It then
+//! evaluates `X` in f32 — `X' = X(convert(bf16 operands) to f32) : f32`, inserted where
+//! `X` was — turns `X` into `convert(X') : bf16` (its other users still read the rounded
+//! value) and feeds `c` from `X'` (an f32 -> f32 identity convert). Every bf16 `reduce`
+//! whose body is one `add` or `multiply` becomes the `reduce_window` chain above. With
+//! these rules the bf16 bert/llama fixtures run bit-identically to jaxlib's XLA:CPU.
+//!
+//! Invariants: the input module is never modified; the result is SSA-valid (`X'` and its
+//! operand converts sit immediately before `X`, so they dominate every use of `X`);
+//! function signatures are unchanged; a module without bf16 types is borrowed, not
+//! copied; the output is deterministic (ops are visited in id order).
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use neuronc_ir::{
+    Attr, ElemType, Module, NamedAttrs, OpId, OpKind, RegionId, TypeId, ValueDef, ValueId,
+};
+use rustc_hash::FxHashMap;
+
+use crate::region::{classify, Body};
+
+/// Which floating-point semantics the interpreter follows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FloatSemantics {
+    /// The StableHLO specification: every op result is rounded to its element type.
+    #[default]
+    Strict,
+    /// What XLA:CPU (jax, torch_xla) computes: bf16 results consumed by a `convert` to f32
+    /// keep f32 precision, bf16 sums round every step in XLA's order (see the module
+    /// documentation).
+    Xla,
+}
+
+/// One normalized op `X` and the `convert(X) : bf16 -> f32` ops that read it.
+struct Site {
+    op: OpId,
+    region: RegionId,
+    converts: Vec<OpId>,
+}
+
+/// `module` rewritten so that plain (strict) evaluation gives XLA:CPU's results; borrowed
+/// unchanged when it has no bf16 type.
+pub fn xla_module(module: &Module) -> Cow<'_, Module> {
+    let types = &module.types;
+    let has_bf16 = (0..types.len() as u32).any(|i| {
+        types
+            .tensor_of(TypeId(i))
+            .is_some_and(|t| t.elem == ElemType::BF16)
+    });
+    if !has_bf16 {
+        return Cow::Borrowed(module);
+    }
+    let mut m = module.clone();
+    inline_calls(&mut m);
+    let sites = find_sites(&m);
+    let reduces = find_reduces(&m);
+    let mut before: BTreeMap<OpId, Vec<OpId>> = BTreeMap::new();
+    let mut regions: Vec<RegionId> = Vec::new();
+    for site in &sites {
+        before.insert(site.op, widen(&mut m, site));
+        regions.push(site.region);
+    }
+    for &(op, region, kind) in &reduces {
+        before.insert(op, sequential_reduce(&mut m, op, kind));
+        regions.push(region);
+    }
+    regions.sort();
+    regions.dedup();
+    for r in regions {
+        splice(&mut m, r, &before);
+    }
+    Cow::Owned(m)
+}
+
+/// Whether XLA:CPU's `FloatNormalization` computes a bf16 op of this kind in f32 and this
+/// interpreter can re-evaluate it in f32 as it is (no regions, one result).
+pub fn is_normalized(kind: OpKind) -> bool {
+    use OpKind::*;
+    matches!(
+        kind,
+        Abs | Cbrt
+            | Ceil
+            | Cosine
+            | Exponential
+            | ExponentialMinusOne
+            | Floor
+            | Log
+            | LogPlusOne
+            | Logistic
+            | Negate
+            | RoundNearestAfz
+            | RoundNearestEven
+            | Rsqrt
+            | Sign
+            | Sine
+            | Sqrt
+            | Tan
+            | Tanh
+            | ReducePrecision
+            | Add
+            | Atan2
+            | Divide
+            | Maximum
+            | Minimum
+            | Multiply
+            | Power
+            | Remainder
+            | Subtract
+            | Clamp
+            | Select
+            | Iota
+            | Broadcast
+            | BroadcastInDim
+            | Reshape
+            | Transpose
+            | Reverse
+            | Slice
+            | DynamicSlice
+            | DynamicUpdateSlice
+            | Concatenate
+            | Pad
+            | Gather
+            | Dot
+            | DotGeneral
+            | Convolution
+            | BatchNormInference
+    )
+}
+
+fn elem_of(m: &Module, v: ValueId) -> Option<ElemType> {
+    m.tensor_type(v).map(|t| t.elem)
+}
+
+/// The normalized op read by `c` when `c` is a `convert` from bf16 to f32.
+fn widened_source(m: &Module, c: OpId) -> Option<OpId> {
+    let op = m.op(c);
+    if op.kind != OpKind::Convert || op.operands.len() != 1 || op.results.len() != 1 {
+        return None;
+    }
+    let (src, dst) = (op.operands[0], op.results[0]);
+    if elem_of(m, src) != Some(ElemType::BF16) || elem_of(m, dst) != Some(ElemType::F32) {
+        return None;
+    }
+    let ValueDef::Result(x, 0) = m.value(src).def else {
+        return None;
+    };
+    let xop = m.op(x);
+    let ok = is_normalized(xop.kind)
+        && xop.regions.is_empty()
+        && xop.results.len() == 1
+        && xop.parent.is_some();
+    ok.then_some(x)
+}
+
+/// Every normalized op with at least one bf16 -> f32 convert user, in op id order.
+fn find_sites(m: &Module) -> Vec<Site> {
+    let mut by_op: BTreeMap<OpId, Vec<OpId>> = BTreeMap::new();
+    m.walk_ops(|c| {
+        if let Some(x) = widened_source(m, c) {
+            by_op.entry(x).or_default().push(c);
+        }
+    });
+    by_op
+        .into_iter()
+        .filter_map(|(op, converts)| {
+            let region = m.op(op).parent?;
+            Some(Site {
+                op,
+                region,
+                converts,
+            })
+        })
+        .collect()
+}
+
+/// Builds `X'` (and the converts of its bf16 operands), turns `X` into `convert(X')` and
+/// points the site's converts at `X'`. Returns the new ops, to go before `X`.
+fn widen(m: &mut Module, site: &Site) -> Vec<OpId> {
+    let x = m.op(site.op).clone();
+    let mut new_ops = Vec::new();
+    let mut operands = Vec::with_capacity(x.operands.len());
+    for &o in &x.operands {
+        match m.tensor_type(o).cloned() {
+            Some(t) if t.elem == ElemType::BF16 => {
+                let ty = m.types.tensor(ElemType::F32, &t.shape);
+                let c = m.create_op(OpKind::Convert, vec![o], &[ty], NamedAttrs::new());
+                m.op_mut(c).loc = x.loc;
+                new_ops.push(c);
+                operands.push(m.op(c).results[0]);
+            }
+            _ => operands.push(o),
+        }
+    }
+    let shape = m
+        .tensor_type(x.results[0])
+        .map(|t| t.shape.clone())
+        .unwrap_or_default();
+    let wide_ty = m.types.tensor(ElemType::F32, &shape);
+    let wide = m.create_op(x.kind, operands, &[wide_ty], x.attrs.clone());
+    m.op_mut(wide).loc = x.loc;
+    m.op_mut(wide).span = x.span;
+    new_ops.push(wide);
+    let wide_v = m.op(wide).results[0];
+    let narrow = m.op_mut(site.op);
+    narrow.kind = OpKind::Convert;
+    narrow.operands = vec![wide_v];
+    narrow.attrs = NamedAttrs::new();
+    for &c in &site.converts {
+        m.op_mut(c).operands[0] = wide_v;
+    }
+    new_ops
+}
+
+/// Places the new ops of region `r` before the ops they were made for.
+fn splice(m: &mut Module, r: RegionId, before: &BTreeMap<OpId, Vec<OpId>>) {
+    let old = std::mem::take(&mut m.region_mut(r).ops);
+    let mut ops = Vec::with_capacity(old.len() + before.len() * 2);
+    for op in old {
+        if let Some(new_ops) = before.get(&op) {
+            for &n in new_ops {
+                m.op_mut(n).parent = Some(r);
+                ops.push(n);
+            }
+        }
+        ops.push(op);
+    }
+    m.region_mut(r).ops = ops;
+}
+
+/// XLA:CPU's `TreeReductionRewriter` window.
+const TREE_WINDOW: i64 = 32;
+
+/// Every single-input bf16 `reduce` whose body is `add` or `multiply` of its two
+/// arguments: (op, its region, the body's op kind), in op id order.
+fn find_reduces(m: &Module) -> Vec<(OpId, RegionId, OpKind)> {
+    let mut out = Vec::new();
+    m.walk_ops(|r| {
+        let op = m.op(r);
+        if op.kind != OpKind::Reduce || op.operands.len() != 2 || op.results.len() != 1 {
+            return;
+        }
+        if elem_of(m, op.operands[0]) != Some(ElemType::BF16) || op.regions.len() != 1 {
+            return;
+        }
+        let Some(parent) = op.parent else { return };
+        if let Body::Bin(k @ (OpKind::Add | OpKind::Multiply)) = classify(m, op.regions[0]) {
+            out.push((r, parent, k));
+        }
+    });
+    out.sort();
+    out
+}
+
+/// Replaces `reduce` op `r` by XLA:CPU's sequential evaluation order: tree-rewriter
+/// `reduce_window`s, then one `reduce_window` over the whole reduced extent; `r` itself
+/// becomes the final `reshape`. Returns the new ops, to go before `r`.
+fn sequential_reduce(m: &mut Module, r: OpId, kind: OpKind) -> Vec<OpId> {
+    let op = m.op(r).clone();
+    let (mut cur, init) = (op.operands[0], op.operands[1]);
+    let red = op.attrs.i64_array("dimensions").unwrap_or_default();
+    let mut shape: Vec<i64> = m
+        .tensor_type(cur)
+        .map(|t| t.shape.to_vec())
+        .unwrap_or_default();
+    let is_red = |d: usize| red.contains(&(d as i64));
+    let mut new_ops = Vec::new();
+    while (0..shape.len()).any(|d| is_red(d) && shape[d] > TREE_WINDOW) {
+        let win: Vec<i64> = (0..shape.len())
+            .map(|d| {
+                if is_red(d) {
+                    shape[d].min(TREE_WINDOW)
+                } else {
+                    1
+                }
+            })
+            .collect();
+        let (out, pad) = same_padding(&shape, &win);
+        let rw = reduce_window(m, [cur, init], &out, &win, &win, pad, kind);
+        new_ops.push(rw);
+        (cur, shape) = (m.op(rw).results[0], out);
+    }
+    let win: Vec<i64> = (0..shape.len())
+        .map(|d| if is_red(d) { shape[d] } else { 1 })
+        .collect();
+    let out: Vec<i64> = (0..shape.len())
+        .map(|d| if is_red(d) { 1 } else { shape[d] })
+        .collect();
+    let ones = vec![1; shape.len()];
+    let pad = vec![0; 2 * shape.len()];
+    let rw = reduce_window(m, [cur, init], &out, &win, &ones, pad, kind);
+    new_ops.push(rw);
+    let last = m.op(rw).results[0];
+    let reshape = m.op_mut(r);
+    reshape.kind = OpKind::Reshape;
+    reshape.operands = vec![last];
+    reshape.attrs = NamedAttrs::new();
+    reshape.regions.clear();
+    new_ops
+}
+
+/// Output shape and `[lo, hi]` padding per dimension of a window with `SAME` padding
+/// (XLA's `MakePadding`: `ceil(n / stride)` outputs, the missing extent split evenly,
+/// the odd element high).
+fn same_padding(shape: &[i64], win: &[i64]) -> (Vec<i64>, Vec<i64>) {
+    let mut out = Vec::with_capacity(shape.len());
+    let mut pad = Vec::with_capacity(2 * shape.len());
+    for (&n, &w) in shape.iter().zip(win) {
+        let o = (n + w - 1) / w;
+        let need = ((o - 1) * w + w - n).max(0);
+        out.push(o);
+        pad.extend([need / 2, need - need / 2]);
+    }
+    (out, pad)
+}
+
+/// A bf16 `reduce_window` of `operands` (input, init) with body `kind`, detached.
+fn reduce_window(
+    m: &mut Module,
+    operands: [ValueId; 2],
+    out: &[i64],
+    win: &[i64],
+    stride: &[i64],
+    pad: Vec<i64>,
+    kind: OpKind,
+) -> OpId {
+    let i64t = ElemType::Int(64);
+    let mut attrs = NamedAttrs::new();
+    attrs.set("window_dimensions", Attr::IntArray(i64t, win.to_vec()));
+    attrs.set("window_strides", Attr::IntArray(i64t, stride.to_vec()));
+    attrs.set("padding", Attr::IntArray(i64t, pad));
+    let ty = m.types.tensor(ElemType::BF16, out);
+    let rw = m.create_op(OpKind::ReduceWindow, operands.to_vec(), &[ty], attrs);
+    let body = m.add_op_region(rw);
+    let scalar = m.types.tensor(ElemType::BF16, &[]);
+    let a = m.add_region_arg(body, scalar);
+    let b = m.add_region_arg(body, scalar);
+    let bin = m.create_op(kind, vec![a, b], &[scalar], NamedAttrs::new());
+    m.append_op(body, bin);
+    let sum = m.op(bin).results[0];
+    let ret = m.create_op(OpKind::Return, vec![sum], &[], NamedAttrs::new());
+    m.append_op(body, ret);
+    rw
+}
+
+/// Inlining stops after this many rounds (only recursive programs get there; their
+/// remaining calls are simply run as calls).
+const MAX_INLINE_ROUNDS: usize = 16;
+
+/// The body of the function a `func.call` / `stablehlo.composite` op runs, if defined.
+fn callee_body(m: &Module, op: OpId) -> Option<RegionId> {
+    let o = m.op(op);
+    let attr = match o.kind {
+        OpKind::Call => "callee",
+        OpKind::Composite => "decomposition",
+        _ => return None,
+    };
+    let Some(Attr::Symbol(name)) = o.attrs.get(attr) else {
+        return None;
+    };
+    let f = m.func(name)?;
+    let ok = !m.is_declaration(f) && m.region(f.body).args.len() == o.operands.len();
+    ok.then_some(f.body)
+}
+
+/// Inlines every call and composite, as XLA's `CallInliner` does before
+/// `FloatNormalization`, so that a bf16 op and the convert reading it meet in one region.
+fn inline_calls(m: &mut Module) {
+    for _ in 0..MAX_INLINE_ROUNDS {
+        let mut calls = Vec::new();
+        m.walk_ops(|op| {
+            if callee_body(m, op).is_some() && m.op(op).parent.is_some() {
+                calls.push(op);
+            }
+        });
+        if calls.is_empty() {
+            return;
+        }
+        for c in calls {
+            inline_one(m, c);
+        }
+    }
+}
+
+/// Replaces call op `c` by a copy of its callee's body.
+fn inline_one(m: &mut Module, c: OpId) {
+    let (Some(body), Some(region)) = (callee_body(m, c), m.op(c).parent) else {
+        return;
+    };
+    let call = m.op(c).clone();
+    let mut map: FxHashMap<ValueId, ValueId> = FxHashMap::default();
+    for (&a, &v) in m.region(body).args.iter().zip(&call.operands) {
+        map.insert(a, v);
+    }
+    let body_ops = m.region(body).ops.clone();
+    let Some((&ret, inner)) = body_ops.split_last() else {
+        return;
+    };
+    let copies: Vec<OpId> = inner.iter().map(|&o| clone_op(m, o, &mut map)).collect();
+    let rets: Vec<ValueId> = m
+        .op(ret)
+        .operands
+        .iter()
+        .map(|v| map.get(v).copied().unwrap_or(*v))
+        .collect();
+    for (&r, &v) in call.results.iter().zip(&rets) {
+        m.replace_all_uses(r, v);
+    }
+    let ops = &mut m.region_mut(region).ops;
+    if let Some(pos) = ops.iter().position(|&o| o == c) {
+        ops.splice(pos..=pos, copies.iter().copied());
+    }
+    for &o in &copies {
+        m.op_mut(o).parent = Some(region);
+    }
+    m.op_mut(c).parent = None;
+}
+
+/// A detached deep copy of op `o`, its operands renamed through `map` (which receives
+/// the copy's results and region arguments).
+fn clone_op(m: &mut Module, o: OpId, map: &mut FxHashMap<ValueId, ValueId>) -> OpId {
+    let src = m.op(o).clone();
+    let operands = src
+        .operands
+        .iter()
+        .map(|v| map.get(v).copied().unwrap_or(*v))
+        .collect();
+    let types: Vec<TypeId> = src.results.iter().map(|&r| m.value_type(r)).collect();
+    let new = m.create_op(src.kind, operands, &types, src.attrs.clone());
+    m.op_mut(new).loc = src.loc;
+    m.op_mut(new).span = src.span;
+    for (&a, &b) in src.results.iter().zip(&m.op(new).results.clone()) {
+        map.insert(a, b);
+    }
+    for &r in &src.regions {
+        let nr = m.add_op_region(new);
+        for a in m.region(r).args.clone() {
+            let na = m.add_region_arg(nr, m.value_type(a));
+            map.insert(a, na);
+        }
+        for inner in m.region(r).ops.clone() {
+            let copy = clone_op(m, inner, map);
+            m.append_op(nr, copy);
+        }
+    }
+    new
+}
