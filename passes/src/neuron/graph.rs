@@ -92,16 +92,8 @@ impl RegionGraph {
                 uses.push((v, op, i));
             }
             // Values captured by nested regions count as uses by the parent op.
-            for &r in &m.op(op).regions {
-                let mut captured = Vec::new();
-                m.walk_region(r, &mut |inner| {
-                    captured.extend(m.op(inner).operands.iter().copied())
-                });
-                for v in captured {
-                    if defined_outside(m, v, op) {
-                        uses.push((v, op, usize::MAX));
-                    }
-                }
+            for v in captured_values(m, op) {
+                uses.push((v, op, usize::MAX));
             }
         }
         // Counting sort by value keeps program order within each value's list.
@@ -149,6 +141,19 @@ impl RegionGraph {
 }
 
 /// Whether `v` is defined outside the regions nested in `op`.
+/// The values `op`'s nested regions read that are defined outside `op` (one entry per
+/// use, in walk order): inputs of `op` as much as its operands are.
+pub fn captured_values(m: &Module, op: OpId) -> Vec<ValueId> {
+    let mut captured = Vec::new();
+    for &r in &m.op(op).regions {
+        m.walk_region(r, &mut |inner| {
+            captured.extend(m.op(inner).operands.iter().copied())
+        });
+    }
+    captured.retain(|&v| defined_outside(m, v, op));
+    captured
+}
+
 fn defined_outside(m: &Module, v: ValueId, op: OpId) -> bool {
     let mut region = match m.value(v).def {
         ValueDef::Result(def, _) => m.op(def).parent,

@@ -16,7 +16,7 @@
 //! of distinct operands of its members and copies that none of them defines.
 
 use super::fusion::{classify, FusionConfig, OpClass, Rejection, Rule};
-use super::graph::RegionGraph;
+use super::graph::{captured_values, RegionGraph};
 use super::topo::{Node, TopoOrder};
 use neuronc_ir::{Module, ValueId};
 use std::collections::BinaryHeap;
@@ -162,15 +162,22 @@ impl<'a> Planner<'a> {
         let mut def_pos = vec![NONE; nv];
         let mut needs_dma = vec![false; nv];
         let mut tensor = vec![None; nv];
+        // Values captured by an op's regions (a `case` branch reading an argument) are its
+        // inputs too: the kernel must load them and keep them alive.
         let operands = Csr::build(n, |i, out| {
-            out.extend(m.op(g.order[i]).operands.iter().map(|v| v.0));
+            let op = g.order[i];
+            out.extend(m.op(op).operands.iter().map(|v| v.0));
+            if !m.op(op).regions.is_empty() {
+                out.extend(captured_values(m, op).iter().map(|v| v.0));
+            }
         });
         let results = Csr::build(n, |i, out| {
             out.extend(m.op(g.order[i]).results.iter().map(|v| v.0));
         });
         for (i, &op) in g.order.iter().enumerate() {
             let o = m.op(op);
-            for &v in o.results.iter().chain(&o.operands) {
+            let read = operands.of(i as u32).iter().map(|&v| ValueId(v));
+            for v in o.results.iter().copied().chain(read) {
                 if let Some(t) = m.tensor_type(v) {
                     needs_dma[v.index()] = t.rank() > 0;
                     tensor[v.index()] = Some((t.num_elements(), t.elem.byte_width() as u64));
