@@ -38,6 +38,8 @@ import numpy as np
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(TOOLS)
 sys.path.insert(0, TOOLS)
+from npzio import load_npz  # noqa: E402
+
 CRATES = ["ir", "interp", "passes", "neuron-backend", "compiler"]
 
 
@@ -149,33 +151,6 @@ def compare(outs, ref, dtypes, rtol, atol):
             bad.append(f"{k}{list(r.shape)}: err/max|ref|={e:.2e} at flat {j} "
                        f"(got {of.flat[j]:.6g}, ref {rf.flat[j]:.6g})")
     return worst, bad
-
-
-class Npz:
-    """The arrays of an .npz by key (`files`, `z[key]`), like np.load's result."""
-
-    def __init__(self, arrays):
-        self.arrays = arrays
-        self.files = list(arrays)
-
-    def __getitem__(self, key):
-        return self.arrays[key]
-
-
-def load_npz(path):
-    """np.load of every array, except that `<f1` entries (how ml_dtypes saves
-    float8_e5m2; numpy cannot read that descr back) load as raw `|V1` bytes, typed later
-    by the module signature like the other <=16-bit floats."""
-    import io
-    import zipfile
-    arrays = {}
-    with zipfile.ZipFile(path) as z:
-        for name in z.namelist():
-            data = z.read(name)
-            head = data[:128].replace(b"'descr': '<f1'", b"'descr': '|V1'", 1)
-            key = name[:-4] if name.endswith(".npy") else name
-            arrays[key] = np.load(io.BytesIO(head + data[128:]))
-    return Npz(arrays)
 
 
 def load_outs(path):

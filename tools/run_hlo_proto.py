@@ -34,9 +34,13 @@ module's program shape.
 Requirements: jax, jaxlib, numpy, ml_dtypes (tools/requirements-oracle.txt).
 """
 import argparse
+import os
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from npzio import load_npz  # noqa: E402
 
 
 def load_proto(path, text):
@@ -83,13 +87,13 @@ def run(exe, backend, args, proto):
 def read_inputs(path):
     if path is None:
         return []
-    z = np.load(path)
+    z = load_npz(path)
     keys = sorted(k for k in z.files if k.startswith("arg_"))
     return [z[k] for k in keys]
 
 
 def compare(outs, ref_path, rtol, atol, say=print):
-    ref = np.load(ref_path)
+    ref = load_npz(ref_path)
     keys = sorted(k for k in ref.files if k.startswith("out_"))
     bad = 0
     if len(keys) != len(outs):

@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use neuronc_interp::{compare, npz, run_function, RunOptions, Tensor};
+use neuronc_interp::{compare, npz, run_function, FloatSemantics, RunOptions, Tensor};
 use std::path::{Path, PathBuf};
 
 /// All `*.mlir` files under `dir` (recursively) that have a sibling `.npz`.
@@ -38,7 +38,13 @@ pub fn run_case(path: &Path, rtol: f64, atol_factor: f64, atol_min: f64) -> Resu
     let types = neuronc_interp::arg_types(&m, &name).map_err(|e| e.to_string())?;
     let args = npz::load_args(&arrays, &types).map_err(|e| e.to_string())?;
     let t0 = std::time::Instant::now();
-    let outs = run_function(&m, &name, args, &RunOptions::default()).map_err(|e| e.to_string())?;
+    // The references come from XLA (jax, torch_xla), so bf16 programs run with XLA's
+    // excess precision, as `neuronc-rs run` does by default.
+    let options = RunOptions {
+        float_semantics: FloatSemantics::Xla,
+        ..RunOptions::default()
+    };
+    let outs = run_function(&m, &name, args, &options).map_err(|e| e.to_string())?;
     let dt = t0.elapsed();
     let mut worst = 0.0f64;
     for (i, o) in outs.iter().enumerate() {

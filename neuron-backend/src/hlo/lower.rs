@@ -109,6 +109,14 @@ impl Emitter<'_> {
             .iter()
             .map(|&v| c.get(v))
             .collect::<Result<Vec<_>, _>>()?;
+        // Shardy annotations are identities on one device (the frameworks partition before
+        // the Neuron compiler sees the graph; `compile` strips them before this point).
+        if matches!(o.kind, OpKind::SdyShardingConstraint | OpKind::SdyReshard) {
+            if let ([r], [x]) = (o.results.as_slice(), operands.as_slice()) {
+                c.values.insert(*r, *x);
+                return Ok(());
+            }
+        }
         if let Some(code) = direct_opcode(o.kind) {
             let s = self.vshape(o.results[0])?;
             let id = self.add3(c, code, s, operands);
