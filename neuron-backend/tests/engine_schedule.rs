@@ -146,3 +146,32 @@ fn independent_engines_overlap_and_a_chain_serializes() {
     assert!((s.start[2] - 1e-6).abs() < 1e-15);
     assert!((s.makespan - (1e-6 + 1e-9)).abs() < 1e-15);
 }
+
+#[test]
+fn equal_starts_go_to_the_more_critical_transfer() {
+    // Four 16-queue transfers on queue 0 with nothing after them, and one 4-queue
+    // transfer on queue 12 that feeds 10 µs of VectorE work. At t = 0 both can start;
+    // the critical one must go first (the wide ones then wait for queues 12–15), so the
+    // program ends at 1 + 10 µs. Breaking the tie by queue index instead would keep
+    // re-issuing wide transfers on queue 0 and start the critical one at 4 µs.
+    let mut p = program(&[
+        (4, 999, vec![]),
+        (4, 999, vec![]),
+        (4, 999, vec![]),
+        (4, 999, vec![]),
+        (4, 999, vec![]),
+        (1, 9999, vec![]),
+    ]);
+    for i in 0..4 {
+        p.instrs[i].deps.clear();
+        p.instrs[i].span = 16;
+    }
+    p.instrs[4].engine = Engine::Dma(12);
+    p.instrs[4].span = 4;
+    p.instrs[4].deps.clear();
+    p.instrs[5].deps = vec![4];
+    let s = schedule(&p, true);
+    assert_eq!(s.start[4], 0.0);
+    assert!((s.start[0] - 1e-6).abs() < 1e-15, "{}", s.start[0]);
+    assert!((s.makespan - 11e-6).abs() < 1e-15, "{}", s.makespan);
+}

@@ -12,7 +12,7 @@ use crate::engine::classify::OpWork;
 use crate::engine::emit_ops::instr;
 use crate::engine::isa::{BufId, Engine, InstrId, Mem, Opcode};
 use crate::engine::lower::{AutoCast, Lowerer};
-use crate::engine::tiling::{elems_bytes, MatmulDims, Tiling};
+use crate::engine::tiling::{elems_bytes, root, MatmulDims, Tiling};
 use neuronc_ir::{OpId, ValueId};
 
 /// What a matmul record needs to know.
@@ -282,16 +282,33 @@ pub(crate) fn compute_record(
 /// Changes the partition dimension of `bytes` of value `v`: TensorE transpose
 /// (`matmul(x, identity)`, facts §1.4) plus PSUM eviction for floats, DMA otherwise.
 /// Returns the instruction after which the relaid data is available.
+/// `for_matmul`: the relaid copy is only read as an operand of a TensorE matmul that
+/// rounds it to BF16 (auto-cast), so an FP32 value is cast to BF16 first (a one-input
+/// elementwise op; rounding before the transpose gives the values the matmul would read)
+/// and transposed at the BF16 rate.
 pub(crate) fn relayout(
     lw: &mut Lowerer,
     k: u32,
     v: ValueId,
     bytes: u64,
-    deps: Vec<InstrId>,
+    mut deps: Vec<InstrId>,
+    for_matmul: bool,
 ) -> InstrId {
     let model = lw.opts.model.clone();
     let ty = lw.m.tensor_type(v).map(|t| t.elem);
-    let eb = ty.map_or(4, |e| e.byte_width().max(1) as u64);
+    let mut eb = ty.map_or(4, |e| e.byte_width().max(1) as u64);
+    let mut bytes = bytes;
+    if eb == 4 && lw.narrow.contains(&root(lw.m, v)) {
+        // Stored as BF16 (`engine::narrow`): the transpose moves half the bytes, at the
+        // BF16 rate, exactly (one nonzero product per output, FP32 accumulation).
+        eb = 2;
+        bytes = bytes.div_ceil(2);
+    } else if eb == 4 && for_matmul && ty == Some(neuronc_ir::ElemType::F32) {
+        let free = bytes.div_ceil(4 * 128).clamp(1, u32::MAX as u64) as u32;
+        deps = vec![cast_record(lw, k, free, deps)];
+        eb = 2;
+        bytes = bytes.div_ceil(2);
+    }
     if !ty.is_some_and(|e| e.is_float() && eb <= 4) {
         return lw.dma(Opcode::DmaTranspose, k, bytes, 128, deps, vec![], vec![]);
     }
@@ -319,7 +336,18 @@ pub(crate) fn relayout(
     tr.writes = vec![psum];
     let tr_id = lw.push(tr);
     let engines = [Engine::Scalar, Engine::Vector];
-    let cost = |e: Engine| blocks as f64 * model.ew_s(e, 128, 1);
+    // One eviction reads a whole PSUM bank: 2 KiB per partition holds 4 transposed
+    // blocks of 128 FP32 columns (facts §1.3, §1.4: PSUM is FP32).
+    let per_bank = (model.psum_bank_bytes / (128 * 4)).max(1);
+    let (full, rem) = (blocks / per_bank, blocks % per_bank);
+    let cost = |e: Engine| {
+        let tail = if rem > 0 {
+            model.ew_s(e, (128 * rem) as u32, 1)
+        } else {
+            0.0
+        };
+        full as f64 * model.ew_s(e, (128 * per_bank) as u32, 1) + tail
+    };
     let e = lw.pick(&engines, cost);
     let op = match e {
         Engine::Scalar => Opcode::Activation {
@@ -331,7 +359,16 @@ pub(crate) fn relayout(
             inputs: 1,
         },
     };
-    let mut ev = instr(e, op, k, 128, 128, blocks as u32, eb as u8);
+    let cols = 128 * per_bank.min(blocks);
+    let mut ev = instr(
+        e,
+        op,
+        k,
+        128,
+        cols as u32,
+        blocks.div_ceil(per_bank) as u32,
+        eb as u8,
+    );
     ev.deps = vec![tr_id];
     ev.duration_s = cost(e);
     ev.reads = vec![psum];
@@ -339,4 +376,66 @@ pub(crate) fn relayout(
     lw.psum.set_readers(banks[0], vec![ev_id]);
     lw.psum_groups.push((tr_id, ev_id, 1));
     ev_id
+}
+
+/// Writes one record of splat constant `v` into `slot` (a constant-fill instruction on
+/// the engine that is least loaded; its cost is that of a one-input elementwise op).
+pub(crate) fn memset(
+    lw: &mut Lowerer,
+    kx: &crate::engine::emit_ops::Kx,
+    v: ValueId,
+    slot: BufId,
+    count: u32,
+    deps: Vec<InstrId>,
+) -> InstrId {
+    let model = lw.opts.model.clone();
+    let t = &kx.tiling;
+    let free = tile_free(lw, t, Some(v));
+    let n = count as f64;
+    let engines = crate::engine::classify::ANY_EW;
+    let e = lw.pick(engines, |e| n * model.ew_s(e, free, 1));
+    lw.account(engines, |e| n * model.ew_ideal_s(e, free, 1));
+    let opcode = match e {
+        Engine::Scalar => Opcode::Activation {
+            func: "memset".into(),
+            evict: false,
+        },
+        _ => Opcode::Elementwise {
+            op: "memset".into(),
+            inputs: 0,
+        },
+    };
+    let eb = lw
+        .bytes_of(v)
+        .div_ceil(elems_bytes(lw.m, v).0.max(1))
+        .clamp(1, 8) as u8;
+    let mut ins = instr(e, opcode, kx.k, t.parts, free, count, eb);
+    ins.deps = deps;
+    ins.duration_s = n * model.ew_s(e, free, 1);
+    ins.ideal_s = n * model.ew_ideal_s(e, free, 1);
+    ins.writes = vec![slot];
+    lw.push(ins)
+}
+
+/// One FP32 → BF16 copy of `free` elements per partition on the least-loaded engine.
+fn cast_record(lw: &mut Lowerer, k: u32, free: u32, deps: Vec<InstrId>) -> InstrId {
+    let model = lw.opts.model.clone();
+    let engines = crate::engine::classify::ANY_EW;
+    let e = lw.pick(engines, |e| model.ew_s(e, free, 1));
+    lw.account(engines, |e| model.ew_ideal_s(e, free, 1));
+    let opcode = match e {
+        Engine::Scalar => Opcode::Activation {
+            func: "copy".into(),
+            evict: false,
+        },
+        _ => Opcode::Elementwise {
+            op: "copy".into(),
+            inputs: 1,
+        },
+    };
+    let mut ins = instr(e, opcode, k, 128, free, 1, 2);
+    ins.deps = deps;
+    ins.duration_s = model.ew_s(e, free, 1);
+    ins.ideal_s = model.ew_ideal_s(e, free, 1);
+    lw.push(ins)
 }

@@ -34,6 +34,8 @@ pub(super) enum Src {
         slot: BufId,
         bytes: u64,
     },
+    /// A splat constant, written into a slot per record by a memset (never stored).
+    Splat { slot: BufId },
 }
 
 /// The matmul of a kernel: dimensions and the stationary choice.
@@ -75,6 +77,8 @@ pub(super) struct Kx {
     pub(super) local: Vec<(u64, u64)>,
     /// Tables read by gathers: only the gathered bytes move (indirect DMA, facts §1.3).
     pub(super) gathered: FxHashMap<ValueId, u64>,
+    /// Streamed values with a single slot (no double buffering).
+    pub(super) single: FxHashSet<ValueId>,
 }
 
 /// Lowers the compute of kernel `k` (at order position `pos`).
@@ -119,6 +123,7 @@ pub(crate) fn lower_compute(
         resident_readers: FxHashMap::default(),
         local: Vec::new(),
         gathered: FxHashMap::default(),
+        single: FxHashSet::default(),
     };
     let first_op = m.op(ops[0]).kind.short_name();
     plan_memory(lw, &mut kx, k, pos, ops, &works, needed, whole, first_op)?;
@@ -150,7 +155,7 @@ pub(crate) fn lower_compute(
             writers.entry(r).or_default().extend(last);
             let spilled = !kx.resident_out.contains_key(&r);
             if lw.returned.contains(&r) || spilled {
-                let (bytes, tiles) = (elems_bytes(m, r).1, kx.tiling.tiles());
+                let (bytes, tiles) = (lw.bytes_of(r), kx.tiling.tiles());
                 let hbm = match stores.get(&r) {
                     Some((b, _)) => *b,
                     None => lw.hbm_buffer(r),
@@ -170,6 +175,10 @@ pub(crate) fn lower_compute(
                     vec![hbm],
                 );
                 kx.all.push(id);
+                if !kx.resident_out.contains_key(&r) && kx.slots.contains_key(&r) {
+                    // The store reads the slot: the next write of it waits (WAR).
+                    kx.readers.entry(r).or_default()[c % 2].push(id);
+                }
                 stores.entry(r).or_insert((hbm, Vec::new())).1.push(id);
             }
         }
@@ -418,12 +427,21 @@ fn emit_op(
     for (j, &v) in o.operands.iter().enumerate() {
         if let Some(&bytes) = relayouts.get(&(op, j)) {
             let deps = kx.prod.get(&v).cloned().unwrap_or_default();
+            let for_matmul = lw.opts.auto_cast != crate::engine::lower::AutoCast::None
+                && crate::engine::narrow::feeds_only_matmuls(
+                    m,
+                    &lw.plan.graph,
+                    op,
+                    j,
+                    &lw.returned,
+                );
             let id = crate::engine::emit_mm::relayout(
                 lw,
                 kx.k,
                 v,
                 share(bytes, count, kx.tiling.tiles()),
                 deps,
+                for_matmul,
             );
             kx.all.extend([id]);
             kx.prod.insert(v, vec![id]);
@@ -511,6 +529,7 @@ fn emit_op(
             r,
             share(bytes, count, kx.tiling.tiles()),
             deps,
+            false,
         );
         kx.all.push(id);
         kx.prod.insert(r, vec![id]);

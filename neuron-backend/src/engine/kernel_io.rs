@@ -6,22 +6,22 @@
 //! Owns: `plan_memory`, `resolve_inputs`, `load_inputs` and their helpers; split out of
 //! `emit_ops`, whose per-kernel context (`Kx`) they fill in.
 //! Invariants: a slot is rewritten in record `c` only after the readers of record
-//! `c - 2` (write-after-read); an input already resident is never loaded again.
+//! `c - 2` (of `c - 1` when it is single-buffered; a store counts as a reader); an input
+//! already resident is never loaded again, unless the kernel's own slots cannot fit
+//! otherwise, in which case the resident inputs are spilled and streamed.
 
 use crate::engine::classify::OpWork;
 use crate::engine::emit_ops::{Kx, Src};
 use crate::engine::isa::{BufId, InstrId, Mem, Opcode};
 use crate::engine::lower::{share, Avail, EngineError, Lowerer};
-use crate::engine::tiling::{elems_bytes, partition_extent, resident_bytes_pp, root, Tiling};
+use crate::engine::tiling::{elems_bytes, partition_extent, root, Tiling};
 use neuronc_ir::{OpId, OpKind, ValueId};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Per-tile bytes per partition of value `v` under `t` (its own layout, split over the
 /// kernel's tiles).
 pub(super) fn tile_bytes_pp(lw: &Lowerer, t: &Tiling, v: ValueId) -> u64 {
-    resident_bytes_pp(lw.m, &lw.plan.layout, v)
-        .div_ceil(t.tiles())
-        .max(1)
+    lw.resident_pp(v).div_ceil(t.tiles()).max(1)
 }
 
 /// An input is loaded whole only if it takes at most `1 / WHOLE_LOAD_SHARE` of a
@@ -62,10 +62,9 @@ pub(super) fn plan_memory(
         // 12 KiB on v2) leaves room for other kernels' resident outputs: with 1/4, whole
         // loads crowded them out and the BERT training steps predicted 1.6% (base) and 2%
         // (large) slower.
-        let fits =
-            resident_bytes_pp(m, &lw.plan.layout, r) <= lw.sbuf.capacity() / WHOLE_LOAD_SHARE;
+        let fits = lw.resident_pp(r) <= lw.sbuf.capacity() / WHOLE_LOAD_SHARE;
         if !resident {
-            if whole && fits {
+            if whole && fits && !lw.splats.contains(&r) {
                 whole_loads.push(r);
             } else {
                 streams.push(r);
@@ -107,10 +106,7 @@ pub(super) fn plan_memory(
         .iter()
         .map(|&v| nslots * tile_bytes_pp(lw, &kx.tiling, v))
         .collect();
-    let mut whole_bytes: Vec<u64> = whole_loads
-        .iter()
-        .map(|&v| resident_bytes_pp(m, &lw.plan.layout, v))
-        .collect();
+    let mut whole_bytes: Vec<u64> = whole_loads.iter().map(|&v| lw.resident_pp(v)).collect();
     let mut local: u64 = slot_bytes.iter().sum::<u64>() + whole_bytes.iter().sum::<u64>();
     let sizes: Vec<u64> = slot_bytes.iter().chain(&whole_bytes).copied().collect();
     let mut grants = alloc_all(lw, &sizes, pos, &keep);
@@ -124,6 +120,7 @@ pub(super) fn plan_memory(
         local = slot_bytes.iter().sum::<u64>();
         grants = alloc_all(lw, &slot_bytes, pos, &keep);
     }
+    let mut single: FxHashSet<ValueId> = FxHashSet::default();
     if grants.is_none() && nslots > 1 {
         // Give up double buffering before giving up.
         slot_bytes = streams
@@ -132,6 +129,21 @@ pub(super) fn plan_memory(
             .collect();
         local = slot_bytes.iter().sum::<u64>();
         grants = alloc_all(lw, &slot_bytes, pos, &keep);
+        single = streams.iter().copied().collect();
+    }
+    let resident_inputs: Vec<ValueId> = seen
+        .iter()
+        .copied()
+        .filter(|r| lw.avail.get(r).is_some_and(|a| a.sbuf.is_some()))
+        .collect();
+    if grants.is_none() && !resident_inputs.is_empty() {
+        // Stream the kernel's resident inputs from HBM too before giving up.
+        let mut rs = resident_inputs;
+        rs.sort_unstable();
+        for r in rs {
+            lw.spill(r);
+        }
+        return plan_memory(lw, kx, k, pos, ops, works, needed, whole, first_op);
     }
     let Some(grants) = grants else {
         let capacity = lw.sbuf.capacity();
@@ -144,6 +156,7 @@ pub(super) fn plan_memory(
             capacity,
         });
     };
+    kx.single = single;
     for (off, war, size) in &grants {
         kx.local_war.extend_from_slice(war);
         kx.local.push((*off, *size));
@@ -173,7 +186,7 @@ pub(super) fn plan_memory(
         if !lw.uses.contains_key(&r) {
             continue;
         }
-        let bytes = resident_bytes_pp(m, &lw.plan.layout, r);
+        let bytes = lw.resident_pp(r);
         keep2.insert(r);
         if let Some((off, war)) = lw.alloc_spilling(bytes, pos, &keep2) {
             let b = lw.prog.buffer(format!("{r}"), Mem::Sbuf, off, bytes);
@@ -225,10 +238,11 @@ pub(super) fn keep_loaded_inputs(
         .copied()
         .filter(|&r| lw.avail.get(&r).is_none_or(|a| a.sbuf.is_none()))
         .filter(|&r| lw.next_use(r, pos) != usize::MAX && !kx.gathered.contains_key(&r))
+        .filter(|r| !lw.splats.contains(r))
         .collect();
     cands.sort_unstable();
     for r in cands {
-        let bytes_pp = resident_bytes_pp(m, &lw.plan.layout, r);
+        let bytes_pp = lw.resident_pp(r);
         if bytes_pp > lw.sbuf.capacity() / 4 {
             continue;
         }
@@ -240,7 +254,7 @@ pub(super) fn keep_loaded_inputs(
             lw.place_in_hbm(r);
         }
         let a = lw.avail[&r].clone();
-        let bytes = elems_bytes(m, r).1;
+        let bytes = lw.bytes_of(r);
         let parts = partition_extent(m, &lw.plan.layout, r).min(128) as u32;
         let pieces = Lowerer::pieces(bytes);
         let n: u64 = pieces.iter().map(|&x| x as u64).sum();
@@ -291,6 +305,14 @@ pub(super) fn resolve_inputs(
             kx.inputs.push((v, s.clone()));
             continue;
         }
+        if lw.splats.contains(&r) {
+            let src = Src::Splat {
+                slot: kx.slots.get(&r).copied().unwrap_or(0),
+            };
+            done.insert(r, src.clone());
+            kx.inputs.push((v, src));
+            continue;
+        }
         if !lw.avail.contains_key(&r) {
             lw.place_in_hbm(r);
         }
@@ -299,7 +321,7 @@ pub(super) fn resolve_inputs(
             Src::Pieces(a.pieces.clone())
         } else if let Some(&buf) = whole.get(&r) {
             let hbm = a.hbm.unwrap_or(0);
-            let bytes = elems_bytes(m, r).1;
+            let bytes = lw.bytes_of(r);
             let parts = partition_extent(m, &lw.plan.layout, r).min(128) as u32;
             let mut ids = Vec::new();
             let pieces = Lowerer::pieces(bytes);
@@ -321,7 +343,7 @@ pub(super) fn resolve_inputs(
                 .gathered
                 .get(&r)
                 .copied()
-                .unwrap_or_else(|| elems_bytes(m, r).1);
+                .unwrap_or_else(|| lw.bytes_of(r));
             Src::Stream {
                 hbm: a.hbm.unwrap_or(0),
                 after: a.hbm_pieces.clone(),
@@ -370,6 +392,19 @@ pub(super) fn load_inputs(lw: &mut Lowerer, kx: &mut Kx, c: usize, count: u32) {
                 };
                 vec![id]
             }
+            Src::Splat { slot } => {
+                let id = match loaded.get(&r) {
+                    Some(&id) => id,
+                    None => {
+                        let deps = slot_war(kx, r, c);
+                        let id = crate::engine::emit_mm::memset(lw, kx, r, slot, count, deps);
+                        kx.all.push(id);
+                        loaded.insert(r, id);
+                        id
+                    }
+                };
+                vec![id]
+            }
         };
         kx.prod.insert(v, deps);
     }
@@ -401,13 +436,22 @@ pub(super) fn anchor_elems(_lw: &Lowerer, kx: &Kx) -> u64 {
     kx.tiling.tiles() * kx.tiling.parts as u64 * kx.tiling.free as u64
 }
 
-/// WAR dependencies for writing value `v` in record `c`: the readers of record `c - 2`,
-/// plus the kernel's local-buffer WAR for the first two records.
+/// WAR dependencies for writing value `v` in record `c`: the readers of record `c - 2`
+/// (and of `c - 1` when `v` has a single slot), plus the kernel's local-buffer WAR for
+/// the first two records.
 pub(super) fn slot_war(kx: &mut Kx, v: ValueId, c: usize) -> Vec<InstrId> {
+    let single = kx.single.contains(&v);
     let mut deps = kx
         .readers
         .get_mut(&v)
-        .map(|r| std::mem::take(&mut r[c % 2]))
+        .map(|r| {
+            let mut d = std::mem::take(&mut r[c % 2]);
+            if single {
+                // One slot: record `c - 1`'s readers too.
+                d.append(&mut r[(c + 1) % 2]);
+            }
+            d
+        })
         .unwrap_or_default();
     if c < 2 {
         deps.extend_from_slice(&kx.local_war);

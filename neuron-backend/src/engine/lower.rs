@@ -4,7 +4,9 @@
 //! ([`Lowerer`]); the instruction emission for each kind of work is in `emit_ops`.
 //!
 //! # How a kernel is lowered
-//! Kernels are visited in a topological order of the kernel graph (ties: program order).
+//! Kernels are visited in a topological order of the kernel graph (ties: kernels whose
+//! outputs no other kernel reads — optimizer updates — as soon as they are ready, so a
+//! gradient is consumed while it is still resident; then program order).
 //! Each kernel's iteration space is tiled ([`Tiling`]); tiles are grouped into at most
 //! `max_records` instruction records so pipelining across engines survives while the
 //! program stays small. Per record, every op of the kernel emits its instruction record;
@@ -14,7 +16,10 @@
 //! for matmul and opaque kernels. Kernel outputs that a later kernel reads stay resident
 //! in SBUF (first-fit over the partition address space); when SBUF is full the resident
 //! tensor whose next use is furthest away is spilled to HBM (Belady). Outputs returned by
-//! the function are stored to HBM.
+//! the function are stored to HBM. Under auto-cast, FP32 values only matmuls read are
+//! held as BF16 (`narrow`); splat constants are never stored, each consumer fills its own
+//! slots. Flexible work goes to the engine with the least work in a window of kernels
+//! around the current one (`balance`).
 //! Invariants: instruction ids are topological; every reuse of an SBUF range or PSUM bank
 //! carries a dependency on the previous tenant's last accessors; a kernel whose own tiles
 //! cannot fit in SBUF even after spilling everything fails with
@@ -24,7 +29,7 @@ use crate::engine::classify::{op_work, OpWork};
 use crate::engine::cost::CoreModel;
 use crate::engine::isa::{BufId, Engine, Instr, InstrId, Mem, Opcode, Program, DMA_QUEUES};
 use crate::engine::memory::{PsumBanks, SbufAllocator};
-use crate::engine::tiling::{elems_bytes, root, split};
+use crate::engine::tiling::{elems_bytes, resident_bytes_pp, root, split};
 use neuronc_ir::{Func, Module, OpId, ValueDef, ValueId};
 use neuronc_passes::neuron::fusion::Kernel;
 use neuronc_passes::neuron::NeuronPlan;
@@ -163,6 +168,14 @@ pub(crate) struct Lowerer<'a> {
     /// [`LOCAL_LAG`] kernels keep theirs so that consecutive kernels use different
     /// addresses and can overlap in time.
     pub local_frees: std::collections::VecDeque<LocalAlloc>,
+    /// Roots stored as BF16 under auto-cast ([`crate::engine::narrow`]).
+    pub narrow: FxHashSet<ValueId>,
+    /// Splat constants that kernels write into their own slots instead of loading.
+    pub splats: FxHashSet<ValueId>,
+    /// Forced single-engine work still to come ([`crate::engine::balance`]).
+    pub ahead: crate::engine::balance::Lookahead,
+    /// Position of the kernel being lowered.
+    pub pos: usize,
     /// Scratch for [`Lowerer::push`]: the last instruction whose dependency list saw
     /// each instruction id (plus one).
     dep_stamp: Vec<InstrId>,
@@ -185,8 +198,12 @@ pub fn lower(
     let mut lw = Lowerer::new(m, plan, opts);
     lw.kernels = kernels;
     lw.prepare(func, &order);
+    lw.ahead = lw.lookahead(&order);
     let mut kernels = 0;
     for (pos, &k) in order.iter().enumerate() {
+        lw.pos = pos;
+        let busy = lw.busy;
+        lw.ahead.record(pos, busy);
         let before = lw.prog.instrs.len();
         lw.lower_kernel(k, pos)?;
         lw.release_after(pos);
@@ -284,14 +301,15 @@ fn kernel_order(m: &Module, plan: &NeuronPlan, ks: &[Kernel]) -> Result<Vec<usiz
         }
     }
     let key = |k: usize| {
-        ks[k]
+        let pos = ks[k]
             .ops
             .first()
             .and_then(|o| plan.graph.pos.get(o))
             .copied()
-            .unwrap_or(usize::MAX)
+            .unwrap_or(usize::MAX);
+        (!succ[k].is_empty(), pos)
     };
-    let mut ready: BinaryHeap<Reverse<(usize, usize)>> = (0..ks.len())
+    let mut ready: BinaryHeap<Reverse<((bool, usize), usize)>> = (0..ks.len())
         .filter(|&k| indeg[k] == 0)
         .map(|k| Reverse((key(k), k)))
         .collect();
@@ -339,6 +357,10 @@ impl<'a> Lowerer<'a> {
                 .copied()
                 .collect(),
             local_frees: Default::default(),
+            narrow: FxHashSet::default(),
+            splats: FxHashSet::default(),
+            ahead: Default::default(),
+            pos: 0,
             dep_stamp: Vec::new(),
         }
     }
@@ -364,6 +386,9 @@ impl<'a> Lowerer<'a> {
                     self.returned.insert(root(m, v));
                 }
             }
+        }
+        if self.opts.auto_cast != AutoCast::None {
+            self.narrow = crate::engine::narrow::narrow_roots(m, &self.plan.graph, &self.returned);
         }
         // Compulsory traffic: arguments some kernel reads, results some kernel computes.
         let args: FxHashSet<ValueId> = m.region(func.body).args.iter().copied().collect();
@@ -402,9 +427,29 @@ impl<'a> Lowerer<'a> {
         );
     }
 
+    /// Bytes of value `v` as stored (BF16 for narrowed roots and their views).
+    pub fn bytes_of(&self, v: ValueId) -> u64 {
+        let bytes = elems_bytes(self.m, v).1;
+        if self.narrow.contains(&root(self.m, v)) {
+            bytes / 2
+        } else {
+            bytes
+        }
+    }
+
+    /// SBUF bytes per partition to hold all of `v` as stored.
+    pub fn resident_pp(&self, v: ValueId) -> u64 {
+        let pp = resident_bytes_pp(self.m, &self.plan.layout, v);
+        if self.narrow.contains(&root(self.m, v)) {
+            pp.div_ceil(2)
+        } else {
+            pp
+        }
+    }
+
     /// An HBM buffer for value `v`.
     pub fn hbm_buffer(&mut self, v: ValueId) -> BufId {
-        let bytes = elems_bytes(self.m, v).1;
+        let bytes = self.bytes_of(v);
         let off = self.hbm_next;
         self.hbm_next += bytes.div_ceil(64) * 64;
         self.prog.buffer(format!("{v}"), Mem::Hbm, off, bytes)
@@ -499,12 +544,12 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Stores a resident tensor to HBM (if it has no HBM copy yet) and frees its SBUF.
-    fn spill(&mut self, r: ValueId) {
+    pub fn spill(&mut self, r: ValueId) {
         let Some(a) = self.avail.get(&r) else { return };
         if a.hbm.is_none() {
             let pieces = a.pieces.clone();
             let sb = a.sbuf.map(|(b, _, _)| b);
-            let (_, bytes) = elems_bytes(self.m, r);
+            let bytes = self.bytes_of(r);
             let buf = self.hbm_buffer(r);
             let n = pieces.len().max(1) as u64;
             let mut stores = Vec::new();
@@ -611,16 +656,19 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The engine among `engines` that finishes `cost(e)` of new work first, counting the
-    /// v2 shared SBUF port of Vector and GpSimd as one resource.
+    /// v2 shared SBUF port of Vector and GpSimd as one resource and the work only each
+    /// engine can do in later kernels ([`crate::engine::balance`]).
     pub fn pick(&self, engines: &[Engine], cost: impl Fn(Engine) -> f64) -> Engine {
+        let ahead = self.ahead.after(self.pos);
+        let recent = self.ahead.recent(self.pos, self.busy);
         let load = |e: Engine| {
             let i = e.index();
             let shared =
                 self.opts.model.shared_ports && matches!(e, Engine::Vector | Engine::GpSimd);
             if shared {
-                self.busy[1] + self.busy[3]
+                recent[1] + recent[3] + ahead[1] + ahead[3]
             } else {
-                self.busy[i]
+                recent.get(i).copied().unwrap_or(0.0) + ahead.get(i).copied().unwrap_or(0.0)
             }
         };
         let mut best = engines[0];
@@ -700,7 +748,16 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
-        let needed = self.needed_roots(k, &ops);
+        let mut needed = self.needed_roots(k, &ops);
+        // A splat constant is not materialized: each consumer fills its own slots.
+        needed.retain(|&r| {
+            let splat = !self.returned.contains(&r)
+                && neuronc_passes::ir_util::splat_of(self.m, r).is_some();
+            if splat {
+                self.splats.insert(r);
+            }
+            !splat
+        });
         let has_work = works
             .iter()
             .any(|w| !matches!(w, OpWork::Relabel | OpWork::HbmConstant));

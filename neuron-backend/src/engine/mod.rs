@@ -12,6 +12,8 @@
 //! * [`classify`] — op → engine work table.
 //! * [`tiling`] — tiles, matmul dimensions, storage roots.
 //! * [`memory`] — SBUF first-fit allocator, PSUM banks.
+//! * `narrow` — which FP32 values auto-cast lets us hold as BF16.
+//! * `balance` — windowed look-ahead for the choice among flexible engines.
 //! * [`lower`], `emit_ops`, `kernel_io`, `emit_mm` — kernel lowering (`kernel_io`: SBUF
 //!   planning and input loads of one kernel).
 //! * [`schedule`] — list scheduling and simulated time.
@@ -21,6 +23,7 @@
 //! `predicted_time_s >= roofline_time_s`; the schedule respects every dependency and
 //! never overlaps two instructions of one engine.
 
+mod balance;
 pub mod classify;
 pub mod cost;
 pub mod emit;
@@ -30,6 +33,7 @@ pub mod isa;
 mod kernel_io;
 pub mod lower;
 pub mod memory;
+mod narrow;
 pub mod schedule;
 pub mod tiling;
 

@@ -10,12 +10,14 @@
 //! them. Each engine keeps its ready instructions in two heaps: *pending* (ordered by
 //! earliest start) and *available* (ready by the engine's current free time, ordered by
 //! critical-path priority, the longest path to the end of the program). At each step the
-//! engine whose next instruction can start soonest issues it. On NeuronCore-v2 Vector and
+//! engine whose next instruction can start soonest issues it (equal starts: the higher
+//! priority first, so a stream of wide DMA transfers on queue 0 cannot starve a critical
+//! transfer on a higher queue). On NeuronCore-v2 Vector and
 //! GpSimd share the SBUF port and Vector and Scalar the PSUM port (`neuron-facts.md` §1.3):
 //! such instructions also occupy a shared port resource.
 //! Invariants (tested): no instruction starts before every dependency ends; instructions
 //! of one engine (or one shared port) never overlap; the result is deterministic (ties
-//! break on engine index, then instruction id).
+//! break on priority, then engine index, then instruction id).
 //! Semaphores: each engine's stream counts completed instructions; a cross-engine
 //! dependency becomes `wait ENGINE >= n`, `n` being the producer's 1-based position in
 //! its stream (the largest per producer engine is kept).
@@ -104,7 +106,7 @@ pub fn schedule(p: &Program, shared_ports: bool) -> Schedule {
     }
     for _ in 0..n {
         // Pick the engine whose next instruction can start first.
-        let mut best: Option<(f64, usize)> = None;
+        let mut best: Option<(f64, f64, usize)> = None;
         for e in 0..NUM_STREAMS {
             let t = free_at[e];
             while let Some(&Reverse((Time(when), id))) = pending[e].peek() {
@@ -126,11 +128,15 @@ pub fn schedule(p: &Program, shared_ports: bool) -> Schedule {
             {
                 start = start.max(free_at[r]);
             }
-            if best.is_none_or(|(b, _)| start < b) {
-                best = Some((start, e));
+            // Equal starts go to the more critical instruction, not the lower engine
+            // index: otherwise a wide DMA transfer on queue 0 that keeps finding all
+            // queues free at once starves narrower transfers on the higher queues.
+            let p_c = prio[cand];
+            if best.is_none_or(|(b, bp, _)| start < b || (start == b && p_c > bp)) {
+                best = Some((start, p_c, e));
             }
         }
-        let Some((start, e)) = best else { break };
+        let Some((start, _, e)) = best else { break };
         let id = match avail[e].pop() {
             Some((_, Reverse(id))) => id,
             None => match pending[e].pop() {

@@ -1,0 +1,130 @@
+//! Windowed engine balancing: how much work only one engine (or only v2's shared
+//! Vector/GpSimd SBUF port) can do in the kernels around the current one, so that
+//! [`Lowerer::pick`] places flexible work (single-input elementwise ops, PSUM evictions,
+//! casts, fills) on the engine that is least loaded *at that point of the program*.
+//!
+//! Owns: [`Lookahead`], [`WINDOW`] and [`Lowerer::lookahead`].
+//!
+//! # Why
+//! Kernels are lowered in program order. A greedy choice on the load so far puts the
+//! forward pass's flexible ops on VectorE while ScalarE is busier, and the optimizer's
+//! two-input ops, which only VectorE/GpSimd can run, arrive later and find the shared
+//! port loaded. Weighing the forced work of the next [`WINDOW`] kernels, and only the
+//! work of the last [`WINDOW`] kernels, balances the engines over stretches of the
+//! program that run at about the same time (measured on the BERT-base training step:
+//! before the scheduler tie fix: all-program totals 27.04 → a window of 26 kernels 26.96 ms; such changes move it by about ±0.1 ms).
+//! Invariants: the estimate only steers the choice of engine; every instruction's cost
+//! and the roofline's ideal work are computed exactly as before. Estimates use the ideal
+//! per-element rates of [`CoreModel`] (no fixed overheads).
+
+use crate::engine::classify::{OpWork, TWO_INPUT};
+use crate::engine::cost::CoreModel;
+use crate::engine::isa::Engine;
+use crate::engine::lower::Lowerer;
+use crate::engine::tiling::elems_bytes;
+use neuronc_ir::OpId;
+
+/// Forced work per compute engine (index as [`Engine::index`]) from each kernel position
+/// to the end of the order: `suffix[pos]` covers positions `pos..`.
+#[derive(Clone, Debug, Default)]
+pub struct Lookahead {
+    suffix: Vec<[f64; 4]>,
+    /// Engine busy time lowered before each kernel position.
+    history: Vec<[f64; 4]>,
+}
+
+/// Kernels on each side of the current one whose work the balance weighs (about two
+/// transformer layers): work far ahead or long done does not compete for the same time.
+pub const WINDOW: usize = 26;
+
+impl Lookahead {
+    /// Forced work of the [`WINDOW`] kernels after position `pos`.
+    pub fn after(&self, pos: usize) -> [f64; 4] {
+        let at = |p: usize| self.suffix.get(p).copied().unwrap_or([0.0; 4]);
+        let (a, b) = (at(pos + 1), at(pos + 1 + WINDOW));
+        std::array::from_fn(|i| a[i] - b[i])
+    }
+
+    /// Records the busy time lowered before kernel position `pos`.
+    pub fn record(&mut self, pos: usize, busy: [f64; 4]) {
+        self.history.truncate(pos);
+        self.history.push(busy);
+    }
+
+    /// Busy time lowered in the [`WINDOW`] kernels up to now, given the total `busy`.
+    pub fn recent(&self, pos: usize, busy: [f64; 4]) -> [f64; 4] {
+        let base = self
+            .history
+            .get(pos.saturating_sub(WINDOW))
+            .copied()
+            .unwrap_or([0.0; 4]);
+        std::array::from_fn(|i| busy[i] - base[i])
+    }
+}
+
+impl Lowerer<'_> {
+    /// The forced work of every kernel of `order`, as suffix sums.
+    pub(crate) fn lookahead(&self, order: &[usize]) -> Lookahead {
+        let mut per: Vec<[f64; 4]> = order.iter().map(|&k| self.forced_work(k)).collect();
+        let mut acc = [0.0; 4];
+        for w in per.iter_mut().rev() {
+            for (a, x) in acc.iter_mut().zip(w.iter()) {
+                *a += *x;
+            }
+            *w = acc;
+        }
+        per.push([0.0; 4]);
+        Lookahead {
+            suffix: per,
+            history: Vec::new(),
+        }
+    }
+
+    /// Ideal seconds of single-engine work in kernel `k`.
+    fn forced_work(&self, k: usize) -> [f64; 4] {
+        let model = &self.opts.model;
+        let kernel = &self.kernels[k];
+        let ops: Vec<OpId> = kernel
+            .ops
+            .iter()
+            .chain(&kernel.duplicated)
+            .copied()
+            .collect();
+        let mut out = [0.0; 4];
+        for &op in &ops {
+            let o = self.m.op(op);
+            let elems = o
+                .results
+                .iter()
+                .chain(&o.operands)
+                .map(|&v| elems_bytes(self.m, v).0)
+                .max()
+                .unwrap_or(0) as f64;
+            let rows = elems / model.partitions as f64;
+            match self.work_of(op, true) {
+                OpWork::Elementwise {
+                    inputs, engines, ..
+                } => {
+                    if engines == TWO_INPUT {
+                        out[1] += rows * per_elem(model, Engine::Vector, inputs);
+                    } else if engines == [Engine::Scalar] {
+                        out[2] += rows * per_elem(model, Engine::Scalar, 1);
+                    }
+                }
+                OpWork::ReduceFree { inputs, .. } => {
+                    out[1] += rows * per_elem(model, Engine::Vector, inputs);
+                }
+                OpWork::ReducePartition { .. } | OpWork::Pool { .. } => {
+                    out[3] += rows * per_elem(model, Engine::GpSimd, 1);
+                }
+                OpWork::Matmul | OpWork::Relabel | OpWork::HbmConstant => {}
+            }
+        }
+        out
+    }
+}
+
+/// Ideal seconds per free element of one partition row.
+fn per_elem(model: &CoreModel, e: Engine, inputs: u8) -> f64 {
+    model.ew_ideal_s(e, 1, inputs)
+}
