@@ -8,6 +8,11 @@
 //!   accept new ones with `INSTA_UPDATE=always` and review the diff);
 //! * `roundtrip/<dir>/<stem>` — the `fmt` output re-parses, re-verifies and prints to the
 //!   same bytes (print fixpoint);
+//! * `opt/<dir>/<stem>` and `nir/<dir>/<stem>` — for traces of at most
+//!   [`SMALL_TRACE_BYTES`], insta snapshots of the `-O2` output (verifier after every pass)
+//!   and of the `program.nir` that `compile` writes (trn1, default auto-cast): the
+//!   optimized IR and the engine program are reviewed as diffs whenever a pass or the
+//!   back end changes them (traces in [`NO_COMPILE`] are refused by `compile` by design);
 //! * `jaxlib_accepts_fmt` — jaxlib's MLIR parser and verifier accept every `fmt` output
 //!   (oracle: `tools/mlir_check.py`, run with `$NEURONC_PYTHON`, default
 //!   `.venv/bin/python`; the trial is ignored when neither is set up).
@@ -20,8 +25,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use libtest_mimic::{Arguments, Failed, Trial};
+use neuronc::build::{build, BuildOptions};
 use neuronc::ir::PrintOptions;
 use neuronc::{Session, Source, Unit};
+use neuronc_backend::engine::AutoCast;
+use neuronc_passes::manager::{run_pipeline, OptOptions};
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -42,6 +50,14 @@ fn trial_name(base: &Path, path: &Path) -> String {
 /// Traces that must be rejected, with a word the diagnostic must contain. Dynamic shapes
 /// are out of scope (issue 2: "dynamic dimensions may be rejected with a clear error").
 const REJECTED: &[(&str, &str)] = &[("jax/parse_only_dynamic", "dynamic")];
+
+/// Traces (source bytes) small enough for the `opt/` and `nir/` snapshots: those texts
+/// change with every pass or back-end change and each change is reviewed, so the set is
+/// kept to what a reviewer can read.
+const SMALL_TRACE_BYTES: u64 = 16 * 1024;
+
+/// Traces `compile` refuses by design (host-only LAPACK custom calls).
+const NO_COMPILE: &[&str] = &["jax/linalg_cpu", "jax/triangular_solve"];
 
 /// Concatenations of other fixtures, not traces of their own.
 const SKIPPED: &[&str] = &["jax/op_zoo"];
@@ -81,7 +97,10 @@ fn fmt_source(source: &std::sync::Arc<Source>) -> Result<String, String> {
 }
 
 fn snapshot(root: &Path, name: &str, path: &Path) -> Result<(), Failed> {
-    let text = fmt_file(path)?;
+    snapshot_text(root, name, path, fmt_file(path)?)
+}
+
+fn snapshot_text(root: &Path, name: &str, path: &Path, text: String) -> Result<(), Failed> {
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(root.join("tests/snapshots"));
     settings.set_prepend_module_to_snapshot(false);
@@ -89,6 +108,45 @@ fn snapshot(root: &Path, name: &str, path: &Path) -> Result<(), Failed> {
     let snap_name = name.replace('/', "__");
     settings.bind(|| insta::assert_snapshot!(snap_name, text));
     Ok(())
+}
+
+fn load(path: &Path) -> Result<(Session, neuronc::ir::Module), String> {
+    let source = Source::read(path, path.display().to_string()).map_err(|e| e.to_string())?;
+    let mut session = Session::new();
+    let module = session
+        .load(&Unit::whole(&source))
+        .map_err(|e| e.to_string())?;
+    Ok((session, module))
+}
+
+/// `opt -O2 --verify-each` output of a trace.
+fn opt_o2(path: &Path) -> Result<String, String> {
+    let (mut session, mut module) = load(path)?;
+    let options = OptOptions {
+        opt_level: Some(2),
+        verify_each: true,
+        ..OptOptions::default()
+    };
+    let pipeline = options.pipeline().map_err(|e| e.to_string())?;
+    let mut ctx = options.context().map_err(|e| e.to_string())?;
+    run_pipeline(&mut module, &pipeline, &mut ctx).map_err(|e| e.to_string())?;
+    Ok(session.print(&module, &PrintOptions::default()))
+}
+
+/// The `program.nir` that `compile` (trn1, default auto-cast) writes for a trace.
+fn program_nir(path: &Path) -> Result<String, String> {
+    let (_, module) = load(path)?;
+    let options = BuildOptions {
+        target: "trn1".to_string(),
+        auto_cast: AutoCast::default(),
+    };
+    let artifacts = build(module, &options).map_err(|e| e.to_string())?;
+    let (_, bytes) = artifacts
+        .files
+        .into_iter()
+        .find(|(name, _)| *name == "program.nir")
+        .ok_or("compile wrote no program.nir")?;
+    String::from_utf8(bytes).map_err(|e| e.to_string())
 }
 
 fn roundtrip(path: &Path) -> Result<(), Failed> {
@@ -196,6 +254,20 @@ fn main() {
         let p = path.clone();
         trials.push(Trial::test(format!("roundtrip/{name}"), move || {
             roundtrip(&p)
+        }));
+        if std::fs::metadata(path).map_or(true, |m| m.len() > SMALL_TRACE_BYTES) {
+            continue;
+        }
+        let (r, p, snap) = (root.clone(), path.clone(), format!("opt/{name}"));
+        trials.push(Trial::test(format!("opt/{name}"), move || {
+            snapshot_text(&r, &snap, &p, opt_o2(&p)?)
+        }));
+        if NO_COMPILE.contains(&name.as_str()) {
+            continue;
+        }
+        let (r, p, snap) = (root.clone(), path.clone(), format!("nir/{name}"));
+        trials.push(Trial::test(format!("nir/{name}"), move || {
+            snapshot_text(&r, &snap, &p, program_nir(&p)?)
         }));
     }
     let python = oracle_python(&root);

@@ -388,15 +388,25 @@ fn relayouts_of(lw: &Lowerer, ops: &[OpId]) -> FxHashMap<(OpId, usize), u64> {
 
 /// Operand producers of `op` in this record, recording the op's instruction as reader.
 fn operand_deps(lw: &Lowerer, kx: &Kx, op: OpId) -> Vec<InstrId> {
-    let o = lw.m.op(op);
-    o.operands
+    values_read(lw.m, op)
         .iter()
         .flat_map(|v| kx.prod.get(v).cloned().unwrap_or_default())
         .collect()
 }
 
+/// The values `op` reads: its operands, and for ops with regions (`case`, `while`, ...)
+/// the values their bodies capture from outside, which the op waits for just the same.
+fn values_read(m: &neuronc_ir::Module, op: OpId) -> Vec<ValueId> {
+    let o = m.op(op);
+    let mut vs = o.operands.clone();
+    if !o.regions.is_empty() {
+        vs.extend(neuronc_passes::neuron::graph::captured_values(m, op));
+    }
+    vs
+}
+
 fn note_reader(lw: &Lowerer, kx: &mut Kx, op: OpId, c: usize, id: InstrId) {
-    for &v in &lw.m.op(op).operands {
+    for v in values_read(lw.m, op) {
         if kx.slots.contains_key(&v) {
             kx.readers.entry(v).or_default()[c % 2].push(id);
         }
