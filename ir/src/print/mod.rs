@@ -74,11 +74,14 @@ pub fn print_module(module: &Module, opts: &PrintOptions) -> String {
         }
     } else {
         use rayon::prelude::*;
-        let groups = func_groups(module, 4 * rayon::current_num_threads());
+        // One group per thread: each group's printer has its own value-name table and
+        // output buffer, and fresh memory costs page faults, so fewer, larger groups win.
+        let groups = func_groups(module, rayon::current_num_threads());
         let texts: Vec<String> = groups
             .par_iter()
             .map(|range| {
-                let mut q = Printer::new(module, opts, 0);
+                let ops: usize = range.clone().map(|f| func_weight(module, f)).sum();
+                let mut q = Printer::new(module, opts, ops * 80);
                 q.indent = 1;
                 for f in range.clone() {
                     q.print_func(f);
@@ -96,7 +99,7 @@ pub fn print_module(module: &Module, opts: &PrintOptions) -> String {
 
 /// Splits the functions into about `n` contiguous ranges of similar total op count.
 fn func_groups(m: &Module, n: usize) -> Vec<std::ops::Range<usize>> {
-    let weight = |f: usize| m.region(m.funcs[f].body).ops.len() + 1;
+    let weight = |f: usize| func_weight(m, f);
     let total: usize = (0..m.funcs.len()).map(weight).sum();
     let per = total.div_ceil(n.max(1)).max(1);
     let mut groups = Vec::new();
@@ -112,6 +115,11 @@ fn func_groups(m: &Module, n: usize) -> Vec<std::ops::Range<usize>> {
         groups.push(start..m.funcs.len());
     }
     groups
+}
+
+/// Ops at the top level of function `f`'s body, plus one (the group-balancing weight).
+fn func_weight(m: &Module, f: usize) -> usize {
+    m.region(m.funcs[f].body).ops.len() + 1
 }
 
 impl<'m> Printer<'m> {
