@@ -115,9 +115,9 @@ pub enum BuildStage {
     Cleanup,
     /// Layout and fusion planning.
     Plan,
-    /// Engine lowering and scheduling.
+    /// Engine lowering and scheduling, with HLO emission alongside.
     Lower,
-    /// HLO emission and the manifest.
+    /// The artifact texts and the manifest.
     EmitHlo,
 }
 
@@ -143,20 +143,25 @@ pub fn build_with_progress(
         ..EngineOptions::default()
     };
     progress(BuildStage::Lower);
-    let out = compile_function(&module, &func, &plan, &engine_opts)
-        .map_err(|e| Error::Run(format!("backend: {e}")))?;
+    // The engine program and the HLO module are independent views of the planned module,
+    // and so are the program's two text forms: each pair is built on two threads.
+    let (out, hlo) = rayon::join(
+        || compile_function(&module, &func, &plan, &engine_opts),
+        || emit_hlo_module(&module, &HloOptions::default()),
+    );
+    let out = out.map_err(|e| Error::Run(format!("backend: {e}")))?;
+    let hlo = hlo.map_err(|e| Error::Run(e.to_string()))?;
     progress(BuildStage::EmitHlo);
-    let hlo =
-        emit_hlo_module(&module, &HloOptions::default()).map_err(|e| Error::Run(e.to_string()))?;
     let compile_time_s = start.elapsed().as_secs_f64();
     let mut report = serde_json::to_value(&out.report).map_err(|e| Error::Run(e.to_string()))?;
     report["compile_time_s"] = json!(compile_time_s);
     report["fusion_kernels"] = json!(plan.fusion.kernels.len());
+    let (nir, timeline) = rayon::join(|| out.program_nir(), || out.timeline_json());
     let mut files: Vec<(&'static str, Vec<u8>)> = vec![
         ("model.hlo.pb", hlo.bytes),
         ("model.hlo.txt", hlo.text.into_bytes()),
-        ("program.nir", out.program_nir().into_bytes()),
-        ("timeline.json", out.timeline_json().into_bytes()),
+        ("program.nir", nir.into_bytes()),
+        ("timeline.json", timeline.into_bytes()),
     ];
     let hash = content_hash(&files);
     let manifest = manifest(&module, &func, opts, hash);
