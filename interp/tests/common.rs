@@ -1,5 +1,6 @@
 //! Shared helpers of the integration tests: run a `.mlir` file on the inputs of its
-//! sibling `.npz` and compare with the `out_*` arrays (the framework's / XLA's outputs).
+//! sibling `.npz` and compare with the `out_*` arrays (the framework's / XLA's outputs),
+//! and run a small inline program on f32 inputs.
 
 #![allow(dead_code)]
 
@@ -66,4 +67,20 @@ pub fn run_case(path: &Path, rtol: f64, atol_factor: f64, atol_min: f64) -> Resu
         outs.len(),
         dt.as_secs_f64() * 1e3
     ))
+}
+
+/// Parses, verifies and runs `@main` of `src` (strict semantics); the f32 results.
+pub fn run_f32(src: &str, inputs: Vec<Tensor>) -> Vec<Vec<f32>> {
+    let m = neuronc_ir::parse_module(src).expect("test program parses");
+    neuronc_ir::verify_module(&m).expect("test program verifies");
+    run_function(&m, "main", inputs, &RunOptions::default())
+        .expect("runs")
+        .iter()
+        .map(|t| t.as_f32().expect("f32 result").to_vec())
+        .collect()
+}
+
+/// An f32 tensor of `shape` holding `v`.
+pub fn f32s(shape: &[i64], v: &[f32]) -> Tensor {
+    Tensor::from_f32(shape, v).expect("valid tensor")
 }

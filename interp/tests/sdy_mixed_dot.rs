@@ -1,21 +1,9 @@
 //! Shardy sharding annotations evaluate as identities, and `dot_general` contracts
 //! operands of different element types. Expected values are worked out by hand.
 
-use neuronc_interp::{run_function, RunOptions, Tensor};
+mod common;
 
-fn run(src: &str, inputs: Vec<Tensor>) -> Vec<Vec<f32>> {
-    let m = neuronc_ir::parse_module(src).expect("test program parses");
-    neuronc_ir::verify_module(&m).expect("test program verifies");
-    run_function(&m, "main", inputs, &RunOptions::default())
-        .expect("runs")
-        .iter()
-        .map(|t| t.as_f32().expect("f32 result").to_vec())
-        .collect()
-}
-
-fn f32s(shape: &[i64], v: &[f32]) -> Tensor {
-    Tensor::from_f32(shape, v).expect("valid tensor")
-}
+use common::{f32s, run_f32 as run};
 
 /// x + constraint(reshard(x)) = 2x.
 #[test]

@@ -2,21 +2,11 @@
 //! the spec defines, whatever the uses of the transpose: expected values are worked out
 //! by hand below.
 
-use neuronc_interp::{run_function, run_function_profiled, RunOptions, Tensor};
+use neuronc_interp::run_function_profiled;
 
-fn run(src: &str, inputs: Vec<Tensor>) -> Vec<Vec<f32>> {
-    let m = neuronc_ir::parse_module(src).expect("test program parses");
-    neuronc_ir::verify_module(&m).expect("test program verifies");
-    run_function(&m, "main", inputs, &RunOptions::default())
-        .expect("runs")
-        .iter()
-        .map(|t| t.as_f32().expect("f32 result").to_vec())
-        .collect()
-}
+mod common;
 
-fn f32s(shape: &[i64], v: &[f32]) -> Tensor {
-    Tensor::from_f32(shape, v).expect("valid tensor")
-}
+use common::{f32s, run_f32 as run};
 
 /// x = [[1, 2], [3, 4]], w = [[1, 0], [2, 1]]: x · wᵀ = [[1, 4], [3, 10]],
 /// wᵀ · x = [[7, 10], [3, 4]].
