@@ -6,7 +6,7 @@
 //! interpreter's own semantics). XLA:CPU, which jax and torch_xla run on, differs where a
 //! bf16 op result is read by a convert to f32, and in the order and rounding of bf16 sums.
 //! Facts this module relies on (openxla/xla sources, and the optimized HLO that the jaxlib
-//! 0.10.2 in `/work/venv` prints for small probes):
+//! 0.10.2 prints for small probes):
 //! * `cpu_compiler.cc` runs `CallInliner` (after `FlattenCallGraph`) before
 //!   `FloatNormalization`, and StableHLO composites arrive as calls, so function and
 //!   composite boundaries do not materialize bf16 values (`while`/`if`/`case` ones do).
