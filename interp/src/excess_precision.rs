@@ -71,6 +71,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use neuronc_ir::clone::clone_op;
 use neuronc_ir::{
     Attr, ElemType, Module, NamedAttrs, OpId, OpKind, RegionId, TypeId, ValueDef, ValueId,
 };
@@ -472,34 +473,4 @@ fn inline_one(m: &mut Module, c: OpId) {
         m.op_mut(o).parent = Some(region);
     }
     m.op_mut(c).parent = None;
-}
-
-/// A detached deep copy of op `o`, its operands renamed through `map` (which receives
-/// the copy's results and region arguments).
-fn clone_op(m: &mut Module, o: OpId, map: &mut FxHashMap<ValueId, ValueId>) -> OpId {
-    let src = m.op(o).clone();
-    let operands = src
-        .operands
-        .iter()
-        .map(|v| map.get(v).copied().unwrap_or(*v))
-        .collect();
-    let types: Vec<TypeId> = src.results.iter().map(|&r| m.value_type(r)).collect();
-    let new = m.create_op(src.kind, operands, &types, src.attrs.clone());
-    m.op_mut(new).loc = src.loc;
-    m.op_mut(new).span = src.span;
-    for (&a, &b) in src.results.iter().zip(&m.op(new).results.clone()) {
-        map.insert(a, b);
-    }
-    for &r in &src.regions {
-        let nr = m.add_op_region(new);
-        for a in m.region(r).args.clone() {
-            let na = m.add_region_arg(nr, m.value_type(a));
-            map.insert(a, na);
-        }
-        for inner in m.region(r).ops.clone() {
-            let copy = clone_op(m, inner, map);
-            m.append_op(nr, copy);
-        }
-    }
-    new
 }

@@ -7,6 +7,7 @@
 //! * [`diag`] — diagnostics and the typed errors of parsing and verification.
 
 pub mod attr;
+pub mod clone;
 pub mod diag;
 pub mod module;
 pub mod ops;

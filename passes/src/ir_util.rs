@@ -1,16 +1,17 @@
 //! Small IR queries and edits shared by the passes: use counts, defining ops, purity,
-//! constant inspection and creation, op erasure, region cloning, and the private
+//! constant inspection and creation, op erasure, region cloning (on `neuronc_ir::clone`,
+//! re-exported here), and the private
 //! functions and `stablehlo.composite` calls that outlining passes create.
 //!
 //! Invariants: nothing here changes the meaning of a module by itself; edits
 //! ([`erase_op`], [`clone_region_into`]) keep the arena consistent (erased ops are detached
 //! from their region and keep their ids).
 
+pub use neuronc_ir::clone::{clone_op, ValueMap};
 use neuronc_ir::{
     Attr, DenseData, DenseElements, ElemType, Func, Module, NamedAttrs, OpId, OpKind, RegionId,
     Span, TypeId, ValueDef, ValueId,
 };
-use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 /// Human-readable location of an op for traces: its `loc(...)` text when it has one, else
@@ -209,23 +210,6 @@ pub fn make_constant(m: &mut Module, ty: TypeId, dense: DenseElements) -> OpId {
     m.create_op(OpKind::Constant, Vec::new(), &[ty], attrs)
 }
 
-/// A value renaming used while cloning ops: values without an entry map to themselves.
-pub trait ValueMap {
-    /// The value `v` is renamed to (`v` itself when it has no entry).
-    fn lookup(&self, v: ValueId) -> ValueId;
-    /// Records that `from` is renamed to `to`.
-    fn record(&mut self, from: ValueId, to: ValueId);
-}
-
-impl ValueMap for FxHashMap<ValueId, ValueId> {
-    fn lookup(&self, v: ValueId) -> ValueId {
-        *self.get(&v).unwrap_or(&v)
-    }
-    fn record(&mut self, from: ValueId, to: ValueId) {
-        self.insert(from, to);
-    }
-}
-
 /// A [`ValueMap`] over a fixed range of value ids, backed by a vector; [`DenseValueMap::clear`]
 /// empties it in constant time (entries are stamped with a generation).
 #[derive(Clone, Debug, Default)]
@@ -282,40 +266,6 @@ pub fn clone_region_into(
         m.append_op(dst, new);
     }
     ret
-}
-
-/// Deep-copies one op (detached), mapping operands through `map` and recording its results.
-pub fn clone_op(m: &mut Module, op: OpId, map: &mut impl ValueMap) -> OpId {
-    let src = m.op(op);
-    let (kind, loc, span) = (src.kind, src.loc, src.span);
-    let operands = src.operands.iter().map(|&v| map.lookup(v)).collect();
-    let types: Vec<TypeId> = src.results.iter().map(|&r| m.value_type(r)).collect();
-    let attrs = src.attrs.clone();
-    let new = m.create_op(kind, operands, &types, attrs);
-    {
-        let n = m.op_mut(new);
-        n.loc = loc;
-        n.span = span;
-    }
-    for i in 0..types.len() {
-        let (old, new_v) = (m.op(op).results[i], m.op(new).results[i]);
-        map.record(old, new_v);
-    }
-    for ri in 0..m.op(op).regions.len() {
-        let r = m.op(op).regions[ri];
-        let nr = m.add_op_region(new);
-        for ai in 0..m.region(r).args.len() {
-            let a = m.region(r).args[ai];
-            let na = m.add_region_arg(nr, m.value_type(a));
-            map.record(a, na);
-        }
-        for ii in 0..m.region(r).ops.len() {
-            let iop = m.region(r).ops[ii];
-            let c = clone_op(m, iop, map);
-            m.append_op(nr, c);
-        }
-    }
-    new
 }
 
 /// Whether two attribute lists are identical, comparing floats by bit pattern (so `0.0`
