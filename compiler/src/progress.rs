@@ -82,22 +82,29 @@ impl Progress {
 
     /// A spinner showing the stage of one compile.
     pub fn stages(show: bool) -> Progress {
-        let style = ProgressStyle::with_template(
+        Progress::styled(
+            show,
+            STAGES,
             "{spinner} compiling [{elapsed}] stage {pos}/{len}: {msg}",
+            ProgressStyle::default_spinner,
         )
-        .unwrap_or_else(|_| ProgressStyle::default_spinner());
-        let bar = ProgressBar::with_draw_target(Some(STAGES), ProgressDrawTarget::hidden())
-            .with_style(style);
-        Progress::lazy(bar, show)
     }
 
     /// A bar of files compiled out of `total`.
     pub fn files(show: bool, total: u64) -> Progress {
-        let style = ProgressStyle::with_template(
+        Progress::styled(
+            show,
+            total,
             "compiling [{elapsed}] {wide_bar} {pos}/{len} files {msg}",
+            ProgressStyle::default_bar,
         )
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
-        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden())
+    }
+
+    /// A hidden-until-due bar of `len` steps drawn with `template` (`fallback` if the
+    /// template does not parse).
+    fn styled(show: bool, len: u64, template: &str, fallback: fn() -> ProgressStyle) -> Progress {
+        let style = ProgressStyle::with_template(template).unwrap_or_else(|_| fallback());
+        let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden())
             .with_style(style);
         Progress::lazy(bar, show)
     }
