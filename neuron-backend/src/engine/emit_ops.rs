@@ -396,17 +396,19 @@ fn operand_deps(lw: &Lowerer, kx: &Kx, op: OpId) -> Vec<InstrId> {
 
 /// The values `op` reads: its operands, and for ops with regions (`case`, `while`, ...)
 /// the values their bodies capture from outside, which the op waits for just the same.
-fn values_read(m: &neuronc_ir::Module, op: OpId) -> Vec<ValueId> {
+/// Borrowed for the common region-free op: this runs for every op of every record.
+fn values_read(m: &neuronc_ir::Module, op: OpId) -> std::borrow::Cow<'_, [ValueId]> {
     let o = m.op(op);
-    let mut vs = o.operands.clone();
-    if !o.regions.is_empty() {
-        vs.extend(neuronc_passes::neuron::graph::captured_values(m, op));
+    if o.regions.is_empty() {
+        return std::borrow::Cow::Borrowed(&o.operands);
     }
-    vs
+    let mut vs = o.operands.clone();
+    vs.extend(neuronc_passes::neuron::graph::captured_values(m, op));
+    std::borrow::Cow::Owned(vs)
 }
 
 fn note_reader(lw: &Lowerer, kx: &mut Kx, op: OpId, c: usize, id: InstrId) {
-    for v in values_read(lw.m, op) {
+    for &v in values_read(lw.m, op).iter() {
         if kx.slots.contains_key(&v) {
             kx.readers.entry(v).or_default()[c % 2].push(id);
         }
