@@ -56,6 +56,10 @@ def compile_proto(proto):
     from jax._src import xla_bridge as xb
     from jax._src.lib import xla_client as xc
     from jax._src.lib import _jax
+    # jax's CPU LAPACK custom calls (lapack_*_ffi) read function pointers that jax
+    # fills only when it lowers a linalg op: a fresh process must fill them first.
+    from jax._src.lib import lapack
+    lapack._lapack.initialize()
     mlir = xc._xla.mlir.hlo_to_stablehlo(proto)
     backend = xb.get_backend("cpu")
     return backend, backend.compile_and_load(mlir, backend.devices()[:1], _jax.CompileOptions())

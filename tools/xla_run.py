@@ -126,6 +126,10 @@ def compile_and_run(text, args):
     import jax
     from jax._src import xla_bridge as xb
     from jax._src.lib import _jax as xc
+    # jax's CPU LAPACK custom calls (lapack_*_ffi) read function pointers that jax
+    # fills only when it lowers a linalg op: a fresh process must fill them first.
+    from jax._src.lib import lapack
+    lapack._lapack.initialize()
     backend = xb.get_backend("cpu")
     dev = backend.devices()[0]
     exe = backend.compile_and_load(text, backend.devices()[:1], xc.CompileOptions())

@@ -2,35 +2,24 @@
 //!
 //! Owns: the table of supported targets: `mhlo.erf` (torch_xla GELU) and other `mhlo.*`
 //! elementwise math, the `check.*` forms, sharding annotations (identity), jax's
-//! `shape_assertion`, and the LAPACK FFI calls jax emits on CPU (`lapack_?potrf_ffi`,
-//! `lapack_?trsm_ffi`). Invariant: any other target is
-//! [`InterpError::UnsupportedCustomCall`] naming it.
+//! `shape_assertion`, the LAPACK FFI calls jax emits on CPU (`lapack_?potrf_ffi`,
+//! `lapack_?trsm_ffi` here; LU, QR, eigh and SVD in [`crate::lapack_ffi`]) and torch_xla's
+//! `Eigh`. Invariant: any other target is [`InterpError::UnsupportedCustomCall`] naming it.
 
 use crate::dispatch::Ctx;
 use crate::elementwise as ew;
 use crate::error::InterpError;
 use crate::eval::{Interp, Res, Val};
+use crate::lapack_ffi::lapack_opt;
 use crate::linalg2::{cholesky, triangular_solve, TriOpts};
 use crate::tensor::Tensor;
-use neuronc_ir::{Attr, NamedAttrs, OpKind};
+use neuronc_ir::{Attr, OpKind};
 
 fn target_name(cx: &Ctx<'_>) -> Res<String> {
     match cx.attrs().get("call_target_name") {
         Some(Attr::Str(s)) | Some(Attr::Symbol(s)) => Ok(s.clone()),
         _ => Err(cx.err("missing call_target_name")),
     }
-}
-
-/// A character option of LAPACK's `mhlo.backend_config` (`uplo = 76 : ui8` is 'L').
-fn lapack_opt(cx: &Ctx<'_>, name: &str, default: u8) -> u8 {
-    match cx.attrs().get("mhlo.backend_config") {
-        Some(Attr::Dict(d)) => lapack_dict(d, name).unwrap_or(default),
-        _ => default,
-    }
-}
-
-fn lapack_dict(d: &NamedAttrs, name: &str) -> Option<u8> {
-    d.int(name).map(|v| v as u8)
 }
 
 pub(crate) fn exec(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
@@ -107,6 +96,7 @@ pub(crate) fn exec(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
                 lower: lapack_opt(cx, "uplo", b'L') == b'L',
                 unit: lapack_opt(cx, "diag", b'N') == b'U',
                 transpose: lapack_opt(cx, "trans_x", b'N') != b'N',
+                conjugate: lapack_opt(cx, "trans_x", b'N') == b'C',
             };
             Ok(vec![Val::T(cx.wrap(triangular_solve(
                 arg(0)?,
@@ -115,6 +105,7 @@ pub(crate) fn exec(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
                 cx.out(0)?,
             ))?)])
         }
-        _ => Err(InterpError::UnsupportedCustomCall(target)),
+        t => crate::lapack_ffi::exec(t, cx, &ins)
+            .unwrap_or_else(|| Err(InterpError::UnsupportedCustomCall(target.clone()))),
     }
 }

@@ -454,6 +454,7 @@ pub(crate) fn other(cx: &Ctx<'_>, ins: &[&Tensor]) -> R<Tensor> {
                 lower: a.bool("lower").unwrap_or(true),
                 unit: a.bool("unit_diagonal").unwrap_or(false),
                 transpose: a.enum_value("transpose_a").unwrap_or("NO_TRANSPOSE") != "NO_TRANSPOSE",
+                conjugate: a.enum_value("transpose_a") == Some("ADJOINT"),
             };
             crate::linalg2::triangular_solve(ins[0], ins[1], opts, out)
         }

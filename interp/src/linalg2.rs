@@ -1,10 +1,12 @@
 //! Dense linear algebra beyond contractions: `cholesky`, `triangular_solve`, `fft`.
 //!
-//! Owns: batched (leading dims) real factorizations computed in f64 and rounded to the
-//! result type, and FFTs through `rustfft` in f64.
+//! Owns: batched (leading dims) factorizations of real and complex operands, computed in
+//! f64 / complex f64 ([`Scalar`]) and rounded to the result type, and FFTs through
+//! `rustfft` in f64.
 //! Invariant: operands are `[..., n, n]` / `[..., m, k]` as the verifier guarantees;
 //! anything else is an error.
 
+use crate::lapack::Scalar;
 use crate::tensor::{Data, Tensor};
 use neuronc_ir::{ElemType, TensorType};
 use num_complex::Complex;
@@ -12,57 +14,59 @@ use rustfft::FftPlanner;
 
 type R<T> = Result<T, String>;
 
-fn real_out(out: &TensorType, v: Vec<f64>) -> R<Tensor> {
-    Tensor::from_f64_as(out.elem, &out.shape, &v)
+/// Runs `f` on the operand read as `f64` or `Complex<f64>` (by its element type).
+macro_rules! by_class {
+    ($t:expr, $f:ident ( $($arg:expr),* )) => {
+        if $t.elem().is_complex() {
+            $f::<Complex<f64>>($($arg),*)
+        } else if $t.elem().is_float() {
+            $f::<f64>($($arg),*)
+        } else {
+            Err(format!("not implemented for {}", $t.elem()))
+        }
+    };
 }
 
-fn check_real(t: &Tensor) -> R<()> {
-    if t.elem().is_float() {
-        Ok(())
-    } else {
-        Err(format!("not implemented for {}", t.elem()))
-    }
-}
-
-/// `cholesky`: the `lower` (or upper) factor; the other triangle is zero. Not positive
-/// definite inputs give NaNs (implementation-defined in the spec).
+/// `cholesky`: the `lower` (or upper) factor of `a = L L^H` (`U^H U`); the other triangle
+/// is zero. Not positive definite inputs give NaNs (implementation-defined in the spec).
 pub fn cholesky(a: &Tensor, lower: bool, out: &TensorType) -> R<Tensor> {
-    check_real(a)?;
+    by_class!(a, cholesky_t(a, lower, out))
+}
+
+fn cholesky_t<T: Scalar>(a: &Tensor, lower: bool, out: &TensorType) -> R<Tensor> {
     let n = *a.shape().last().ok_or("rank 0 operand")? as usize;
-    let x = a.to_f64_vec();
-    let mut res = vec![0f64; x.len()];
+    let x = T::read(a)?;
+    let mut res = vec![T::zero(); x.len()];
     for (src, dst) in x.chunks(n * n.max(1)).zip(res.chunks_mut(n * n.max(1))) {
-        // Read the triangle given by `lower` (as LAPACK does).
+        // The lower triangle of the Hermitian matrix given by `lower` (as LAPACK reads it).
         let at = |i: usize, j: usize| {
             if lower {
                 src[i * n + j]
             } else {
-                src[j * n + i]
+                src[j * n + i].conjugate()
             }
         };
-        let mut l = vec![0f64; n * n];
+        let mut l = vec![T::zero(); n * n];
         for j in 0..n {
-            let mut d = at(j, j);
-            for p in 0..j {
-                d -= l[j * n + p] * l[j * n + p];
-            }
+            let d = at(j, j).real() - (0..j).map(|p| l[j * n + p].modulus_squared()).sum::<f64>();
             let djj = if d > 0.0 { d.sqrt() } else { f64::NAN };
-            l[j * n + j] = djj;
+            l[j * n + j] = T::from_real(djj);
             for i in j + 1..n {
-                let mut s = at(i, j);
-                for p in 0..j {
-                    s -= l[i * n + p] * l[j * n + p];
-                }
-                l[i * n + j] = s / djj;
+                let s = (0..j).fold(at(i, j), |s, p| s - l[i * n + p] * l[j * n + p].conjugate());
+                l[i * n + j] = s.unscale(djj);
             }
         }
         for i in 0..n {
             for j in 0..n {
-                dst[i * n + j] = if lower { l[i * n + j] } else { l[j * n + i] };
+                dst[i * n + j] = if lower {
+                    l[i * n + j]
+                } else {
+                    l[j * n + i].conjugate()
+                };
             }
         }
     }
-    real_out(out, res)
+    T::write(out, res)
 }
 
 /// Options of `triangular_solve`.
@@ -72,32 +76,47 @@ pub struct TriOpts {
     pub lower: bool,
     pub unit: bool,
     pub transpose: bool,
+    /// With `transpose`: use the conjugate transpose (`ADJOINT`, LAPACK's `'C'`).
+    pub conjugate: bool,
 }
 
 /// `triangular_solve`: solves `op(a) x = b` (left) or `x op(a) = b` (right).
 pub fn triangular_solve(a: &Tensor, b: &Tensor, o: TriOpts, out: &TensorType) -> R<Tensor> {
-    check_real(a)?;
+    by_class!(b, triangular_solve_t(a, b, o, out))
+}
+
+fn triangular_solve_t<T: Scalar>(
+    a: &Tensor,
+    b: &Tensor,
+    o: TriOpts,
+    out: &TensorType,
+) -> R<Tensor> {
     let rank = b.rank();
     if rank < 2 {
         return Err("operands must have rank >= 2".into());
     }
     let (m, k) = (b.shape()[rank - 2] as usize, b.shape()[rank - 1] as usize);
     let n = if o.left { m } else { k };
-    let (av, bv) = (a.to_f64_vec(), b.to_f64_vec());
+    let (av, bv) = (T::read(a)?, T::read(b)?);
     let batches = bv.len() / (m * k).max(1);
-    let mut res = vec![0f64; bv.len()];
+    if av.len() != batches * n * n {
+        return Err("operand shapes do not match".into());
+    }
+    let mut res = vec![T::zero(); bv.len()];
     for bi in 0..batches {
         let aa = &av[bi * n * n..(bi + 1) * n * n];
         // op(a) as a dense matrix with the unused triangle ignored.
-        let t = |i: usize, j: usize| -> f64 {
+        let t = |i: usize, j: usize| -> T {
             let (r, c) = if o.transpose { (j, i) } else { (i, j) };
             let keep = if o.lower { c <= r } else { c >= r };
             if r == c && o.unit {
-                1.0
-            } else if keep {
-                aa[r * n + c]
+                T::one()
+            } else if !keep {
+                T::zero()
+            } else if o.transpose && o.conjugate {
+                aa[r * n + c].conjugate()
             } else {
-                0.0
+                aa[r * n + c]
             }
         };
         let eff_lower = o.lower != o.transpose;
@@ -141,7 +160,7 @@ pub fn triangular_solve(a: &Tensor, b: &Tensor, o: TriOpts, out: &TensorType) ->
             }
         }
     }
-    real_out(out, res)
+    T::write(out, res)
 }
 
 fn to_c128(t: &Tensor) -> Vec<Complex<f64>> {
@@ -283,8 +302,35 @@ mod tests {
             lower: true,
             unit: false,
             transpose: false,
+            conjugate: false,
         };
         let r = triangular_solve(&a, &b, o, b.ty()).unwrap();
         assert_eq!(r.as_f64().unwrap(), &[2., 3.]);
+    }
+
+    #[test]
+    fn complex_adjoint_solve() {
+        // a = [[2, 0], [i, 1]] (lower); a^H = [[2, -i], [0, 1]]; a^H x = [2 - i, 1] has
+        // x = [1, 1].
+        let c = |re: f32, im: f32| Complex::new(re, im);
+        let ty = |shape: &[i64]| TensorType::new(ElemType::Complex64, shape);
+        let a = Tensor::new(
+            ty(&[2, 2]),
+            Data::C64(vec![c(2., 0.), c(0., 0.), c(0., 1.), c(1., 0.)]),
+        )
+        .unwrap();
+        let b = Tensor::new(ty(&[2, 1]), Data::C64(vec![c(2., -1.), c(1., 0.)])).unwrap();
+        let o = TriOpts {
+            left: true,
+            lower: true,
+            unit: false,
+            transpose: true,
+            conjugate: true,
+        };
+        let r = triangular_solve(&a, &b, o, b.ty()).unwrap();
+        match r.data() {
+            Data::C64(v) => assert_eq!(v, &[c(1., 0.), c(1., 0.)]),
+            _ => panic!("complex result expected"),
+        }
     }
 }

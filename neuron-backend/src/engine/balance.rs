@@ -117,6 +117,7 @@ impl Lowerer<'_> {
                 OpWork::ReducePartition { .. } | OpWork::Pool { .. } => {
                     out[3] += rows * per_elem(model, Engine::GpSimd, 1);
                 }
+                OpWork::Opaque { cycles, .. } => out[3] += cycles / model.gpsimd_hz,
                 OpWork::Matmul | OpWork::Relabel | OpWork::HbmConstant => {}
             }
         }

@@ -4,7 +4,8 @@
 //! transcendental unary ops on ScalarE; elementwise binary ops, casts, selects and
 //! free-axis reductions on VectorE (or GpSimd / ScalarE when the cost model balances
 //! load); iota, masks, gather/scatter, sort, cross-partition reductions and RNG on GpSimd
-//! (`neuron-facts.md` §1.2, §1.5, §6.1); matmul and convolution on TensorE.
+//! (`neuron-facts.md` §1.2, §1.5, §6.1); matmul and convolution on TensorE; dense
+//! linear-algebra custom calls as one opaque GpSimd kernel each ([`crate::engine::opaque`]).
 //! Invariant: the table is total — every op kind maps to some work (unknown ops go to
 //! GpSimd, the general-purpose engine).
 
@@ -44,6 +45,9 @@ pub enum OpWork {
     },
     /// A large constant: lives in HBM, loaded by its consumers.
     HbmConstant,
+    /// One opaque GpSimd kernel (a linear-algebra custom call, see
+    /// [`crate::engine::opaque`]) costing `cycles` for the whole op, however it is tiled.
+    Opaque { name: &'static str, cycles: f64 },
 }
 
 fn is_transcendental(k: OpKind) -> bool {
@@ -133,6 +137,12 @@ pub fn op_work(m: &Module, op: OpId, cross_partition: bool, in_compute_kernel: b
     use OpKind::*;
     let o = m.op(op);
     let k = o.kind;
+    if let Some(call) = crate::engine::opaque::linalg_call(m, op) {
+        return OpWork::Opaque {
+            name: call.name,
+            cycles: call.cycles,
+        };
+    }
     match classify(m, op) {
         OpClass::Free => return OpWork::Relabel,
         OpClass::Matmul => return OpWork::Matmul,

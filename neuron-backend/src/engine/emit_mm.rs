@@ -13,7 +13,7 @@ use crate::engine::emit_ops::instr;
 use crate::engine::isa::{BufId, Engine, InstrId, Mem, Opcode};
 use crate::engine::lower::{AutoCast, Lowerer};
 use crate::engine::tiling::{elems_bytes, root, MatmulDims, Tiling};
-use neuronc_ir::{OpId, ValueId};
+use neuronc_ir::{OpId, OpKind, ValueId};
 
 /// What a matmul record needs to know.
 #[derive(Clone, Copy, Debug)]
@@ -164,6 +164,22 @@ fn tile_free(lw: &Lowerer, t: &Tiling, v: Option<ValueId>) -> u32 {
         .clamp(1, u32::MAX as u64) as u32
 }
 
+/// Elements per tile that an indexed op really touches, where that is less than the
+/// tensors it names: a gather reads only the rows it returns, a scatter or a dynamic
+/// update slice writes only its updates (the rest of the table is carried by the
+/// buffer, whose traffic the kernel's I/O already counts). `None` for other ops.
+fn pool_elems(lw: &Lowerer, t: &Tiling, op: OpId) -> Option<u32> {
+    let o = lw.m.op(op);
+    let touched = match o.kind {
+        OpKind::Gather | OpKind::TorchIndexSelect | OpKind::DynamicGather => o.results.first(),
+        // operands: N inputs, the indices, N updates.
+        OpKind::Scatter => o.operands.get(o.operands.len() / 2 + 1),
+        OpKind::DynamicUpdateSlice => o.operands.get(1),
+        _ => None,
+    };
+    touched.map(|&v| tile_free(lw, t, Some(v)))
+}
+
 /// Emits one record of a single-engine tile operation for op `op`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn compute_record(
@@ -245,7 +261,7 @@ pub(crate) fn compute_record(
             cycles_per_elem,
         } => {
             let e = Engine::GpSimd;
-            let work = f_out.max(f_in) as f64 * cycles_per_elem;
+            let work = pool_elems(lw, t, op).unwrap_or(f_out.max(f_in)) as f64 * cycles_per_elem;
             let per =
                 (work.max(model.min_ii_cycles) + model.access_overhead_cycles) / model.gpsimd_hz;
             let ideal = n * work / model.gpsimd_hz;
@@ -257,6 +273,22 @@ pub(crate) fn compute_record(
                 },
                 f_out,
                 n * per,
+                ideal,
+            )
+        }
+        OpWork::Opaque { name, cycles } => {
+            // This record's share of the whole call's cycles.
+            let e = Engine::GpSimd;
+            let share = cycles * n / t.tiles().max(1) as f64;
+            let ideal = share / model.gpsimd_hz;
+            lw.account(&[e], |_| ideal);
+            (
+                e,
+                Opcode::Pool {
+                    op: name.to_string(),
+                },
+                f_out,
+                (share.max(model.min_ii_cycles) + model.access_overhead_cycles) / model.gpsimd_hz,
                 ideal,
             )
         }

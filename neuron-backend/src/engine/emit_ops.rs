@@ -109,7 +109,10 @@ pub(crate) fn lower_compute(
     }
     let mm = matmul_of(lw, ops, &works);
     let tiling = kernel_tiling(lw, ops, &works, mm.as_ref());
-    let whole = mm.is_some() || works.iter().any(|w| matches!(w, OpWork::Pool { .. }));
+    let whole = mm.is_some()
+        || works
+            .iter()
+            .any(|w| matches!(w, OpWork::Pool { .. } | OpWork::Opaque { .. }));
     let mut kx = Kx {
         k: k as u32,
         tiling,

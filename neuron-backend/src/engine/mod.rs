@@ -34,6 +34,7 @@ mod kernel_io;
 pub mod lower;
 pub mod memory;
 mod narrow;
+pub mod opaque;
 pub mod schedule;
 pub mod tiling;
 

@@ -7,6 +7,7 @@
 //! [`super::HloOptions::neuron_custom_calls`] (XLA:CPU cannot run them).
 
 use super::emit::{inst, Comp, Emitter};
+use super::ffi;
 use super::lower::{default_comparison_type, missing};
 use super::proto::{CustomCallApiVersion, OutputOperandAliasing, PrimitiveType};
 use super::shape::{self, tuple_shape, with_dims, with_prim};
@@ -360,17 +361,16 @@ impl Emitter<'_> {
             o.attrs.get("backend_config"),
             o.attrs.get("mhlo.backend_config"),
         ) {
-            (_, Some(Attr::Dict(_))) | (Some(Attr::Dict(_)), _) => {
-                // Typed-FFI calls (jax's CPU LAPACK kernels) are host-specific: neither
-                // neuronx-cc nor an HLO round trip can use them.
-                return Err(HloError::Unsupported(format!(
-                    "typed-FFI custom call @{} (host-specific kernel)",
-                    i.custom_call_target
-                )));
+            (_, Some(Attr::Dict(d))) | (Some(Attr::Dict(d)), _) => {
+                // Typed FFI (jax's CPU LAPACK kernels): XLA decodes the attributes from
+                // the dictionary's MLIR text.
+                i.backend_config = ffi::backend_config_text(d)?.into_bytes();
+                i.custom_call_api_version = CustomCallApiVersion::ApiVersionTypedFfi as i32;
             }
             (Some(Attr::Str(b)), _) => i.backend_config = b.as_bytes().to_vec(),
             _ => {}
         }
+        self.constrain_layouts(c, &o.attrs, &mut i)?;
         if let Some(Attr::Array(aliases)) = o.attrs.get("output_operand_aliases") {
             for a in aliases {
                 if let Attr::OutputOperandAlias {
@@ -394,5 +394,51 @@ impl Emitter<'_> {
         } else {
             self.bind_tuple(c, op, id)
         }
+    }
+
+    /// Pins `operand_layouts` / `result_layouts` of a custom call (LAPACK's column-major
+    /// matrices) on the instruction, with `constrain_layout`.
+    fn constrain_layouts(
+        &self,
+        c: &Comp,
+        attrs: &neuronc_ir::NamedAttrs,
+        i: &mut super::proto::HloInstructionProto,
+    ) -> Result<(), HloError> {
+        if let Some(ls) = ffi::layouts(attrs, "operand_layouts")? {
+            if ls.len() != i.operand_ids.len() {
+                return Err(HloError::Unsupported(
+                    "operand_layouts does not match the operands".into(),
+                ));
+            }
+            i.operand_shapes_with_layout = i
+                .operand_ids
+                .iter()
+                .zip(&ls)
+                .map(|(&x, l)| ffi::with_layout(c.shape(x), l))
+                .collect::<Result<_, _>>()?;
+            i.constrain_layout = true;
+        }
+        if let Some(ls) = ffi::layouts(attrs, "result_layouts")? {
+            let tuple = i
+                .shape
+                .as_ref()
+                .is_some_and(|s| s.element_type == PrimitiveType::Tuple as i32);
+            let shape = i.shape.get_or_insert_with(Default::default);
+            match (tuple, ls.as_slice()) {
+                (false, [l]) => *shape = ffi::with_layout(shape, l)?,
+                (true, _) if ls.len() == shape.tuple_shapes.len() => {
+                    for (s, l) in shape.tuple_shapes.iter_mut().zip(&ls) {
+                        *s = ffi::with_layout(s, l)?;
+                    }
+                }
+                _ => {
+                    return Err(HloError::Unsupported(
+                        "result_layouts does not match the results".into(),
+                    ))
+                }
+            }
+            i.constrain_layout = true;
+        }
+        Ok(())
     }
 }

@@ -474,6 +474,10 @@ pub struct HloInstructionProto {
     pub called_computation_ids: Vec<i64>,
     #[prost(bytes = "vec", tag = "43")]
     pub backend_config: Vec<u8>,
+    #[prost(bool, tag = "56")]
+    pub constrain_layout: bool,
+    #[prost(message, repeated, tag = "57")]
+    pub operand_shapes_with_layout: Vec<ShapeProto>,
     #[prost(message, repeated, tag = "49")]
     pub replica_groups: Vec<ReplicaGroup>,
     #[prost(bool, tag = "71")]

@@ -411,6 +411,10 @@ fn custom_call_attrs(i: &HloInstructionProto, a: &mut Vec<String>) {
         "API_VERSION_TYPED_FFI",
     ][i.custom_call_api_version.clamp(0, 4) as usize];
     a.push(format!("api_version={api}"));
+    if i.constrain_layout && !i.operand_shapes_with_layout.is_empty() {
+        let l: Vec<_> = i.operand_shapes_with_layout.iter().map(shape).collect();
+        a.push(format!("operand_layout_constraints={{{}}}", l.join(", ")));
+    }
     if !i.output_operand_aliasing.is_empty() {
         let items: Vec<_> = i
             .output_operand_aliasing
