@@ -277,15 +277,7 @@ impl<'a> Parser<'a> {
                     "call" => OpKind::Call,
                     _ => match op_kind(name) {
                         Some(k) => k,
-                        None if name.starts_with("sdy.") => {
-                            return self.unsupported_sdy_op(name_tok, name)
-                        }
-                        None => {
-                            return self.err_at(
-                                Self::span_of(name_tok),
-                                format!("unknown operation '{name}'"),
-                            )
-                        }
+                        None => return self.unknown_op(name_tok, name),
                     },
                 };
                 self.parse_pretty_op(kind, name_tok)?
@@ -332,6 +324,23 @@ impl<'a> Parser<'a> {
         op
     }
 
+    /// The error for an operation name outside the IR: Shardy ops and XLA's bounded
+    /// dynamism get an explanation, anything else is "unknown operation".
+    fn unknown_op<T>(&self, name_tok: Token, name: &str) -> PResult<T> {
+        if name.starts_with("sdy.") {
+            return self.unsupported_sdy_op(name_tok, name);
+        }
+        let msg = if name == "stablehlo.set_dimension_size" {
+            "'stablehlo.set_dimension_size' (bounded dynamic shapes, e.g. from torch \
+             masked_scatter, nonzero or boolean-mask indexing under torch_xla) is unsupported \
+             (static shapes only)"
+                .to_string()
+        } else {
+            format!("unknown operation '{name}'")
+        };
+        self.err_at(Self::span_of(name_tok), msg)
+    }
+
     /// `"name"(operands) <{props}>? ({regions})? {attrs}? : (types) -> types`
     fn parse_generic_op(&mut self) -> PResult<OpBuild> {
         let name_tok = self.bump();
@@ -339,13 +348,7 @@ impl<'a> Parser<'a> {
         let name = &raw[1..raw.len() - 1];
         let kind = match op_kind(name) {
             Some(k) => k,
-            None if name.starts_with("sdy.") => return self.unsupported_sdy_op(name_tok, name),
-            None => {
-                return self.err_at(
-                    Self::span_of(name_tok),
-                    format!("unknown operation '{name}'"),
-                )
-            }
+            None => return self.unknown_op(name_tok, name),
         };
         let mut b = OpBuild::new(kind);
         self.expect(Tok::LParen, "'(' to open the operand list")?;
