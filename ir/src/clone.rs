@@ -8,6 +8,7 @@
 
 use crate::{Module, OpId, TypeId, ValueId};
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 /// A value renaming used while cloning ops: values without an entry map to themselves.
 pub trait ValueMap {
@@ -31,7 +32,7 @@ pub fn clone_op(m: &mut Module, op: OpId, map: &mut impl ValueMap) -> OpId {
     let src = m.op(op);
     let (kind, loc, span) = (src.kind, src.loc, src.span);
     let operands = src.operands.iter().map(|&v| map.lookup(v)).collect();
-    let types: Vec<TypeId> = src.results.iter().map(|&r| m.value_type(r)).collect();
+    let types: SmallVec<[TypeId; 4]> = src.results.iter().map(|&r| m.value_type(r)).collect();
     let attrs = src.attrs.clone();
     let new = m.create_op(kind, operands, &types, attrs);
     {

@@ -16,7 +16,7 @@
 //! kernel (duplicated cheap ops additionally appear as copies in consumer kernels); the
 //! kernel graph is acyclic; the plan is deterministic.
 
-use super::graph::{value_bytes, OpMap, RegionGraph};
+use super::graph::{value_bytes, OpMap, RegionGraph, TypeFacts};
 use super::planner::{Grown, Planner};
 use neuronc_ir::{Module, OpId, OpKind, ValueId};
 
@@ -198,8 +198,9 @@ pub fn plan_fusion(m: &Module, g: &RegionGraph, cfg: &FusionConfig) -> FusionPla
 
 /// Turns grown kernels into the plan: drops kernels whose every user got a copy,
 /// renumbers the rest, and computes outputs and HBM traffic.
-fn finish(m: &Module, g: &RegionGraph, grown: Grown) -> FusionPlan {
+fn finish(m: &Module, g: &RegionGraph, mut grown: Grown) -> FusionPlan {
     let pos_op = |i: u32| g.order[i as usize];
+    let facts = TypeFacts::new(m);
     let kept: Vec<usize> = (0..grown.members.len())
         .filter(|&k| !grown.fully_duplicated(m, g, k))
         .collect();
@@ -217,13 +218,14 @@ fn finish(m: &Module, g: &RegionGraph, grown: Grown) -> FusionPlan {
     }
     let mut kernels = Vec::with_capacity(kept.len());
     for &k in &kept {
-        let mut own: Vec<u32> = grown.members[k].clone();
+        // Each kept kernel is visited once, so its lists can be taken.
+        let mut own: Vec<u32> = std::mem::take(&mut grown.members[k]);
         own.sort_unstable();
         let ops: Vec<OpId> = own.iter().map(|&i| pos_op(i)).collect();
-        let mut dups: Vec<u32> = grown.dup[k].clone();
+        let mut dups: Vec<u32> = std::mem::take(&mut grown.dup[k]);
         dups.sort_unstable();
         let duplicated: Vec<OpId> = dups.iter().map(|&i| pos_op(i)).collect();
-        let mut inputs: Vec<ValueId> = grown.inputs[k].clone();
+        let mut inputs: Vec<ValueId> = std::mem::take(&mut grown.inputs[k]);
         inputs.sort_unstable();
         // Outputs: results used by ops outside the kernel, or read by another kernel
         // (including through the copies of cheap ops duplicated into it).
@@ -244,7 +246,7 @@ fn finish(m: &Module, g: &RegionGraph, grown: Grown) -> FusionPlan {
             inputs
                 .iter()
                 .chain(&outputs)
-                .map(|&v| value_bytes(m, v))
+                .map(|&v| facts.bytes(m, v))
                 .sum()
         } else {
             0
@@ -275,12 +277,12 @@ fn finish(m: &Module, g: &RegionGraph, grown: Grown) -> FusionPlan {
         kernels,
         rejections,
         kernel_of,
-        hbm_bytes_unfused: unfused_bytes(m, g),
+        hbm_bytes_unfused: unfused_bytes(m, g, &facts),
     }
 }
 
 /// HBM bytes if every op (but the terminator) were its own kernel.
-fn unfused_bytes(m: &Module, g: &RegionGraph) -> u64 {
+fn unfused_bytes(m: &Module, g: &RegionGraph, facts: &TypeFacts) -> u64 {
     g.order
         .iter()
         .filter(|&&o| !m.op(o).kind.is_terminator())
@@ -289,7 +291,7 @@ fn unfused_bytes(m: &Module, g: &RegionGraph) -> u64 {
             op.operands
                 .iter()
                 .chain(&op.results)
-                .map(|&v| value_bytes(m, v))
+                .map(|&v| facts.bytes(m, v))
                 .sum::<u64>()
         })
         .sum()

@@ -3,7 +3,7 @@
 //! Owns: [`RegionGraph`], a side table over the ops of a single region (normally a function
 //! body): the op list in program order, each op's position, and for every value the list
 //! of its in-region users; plus [`OpMap`], the dense op-keyed table it and the planners
-//! use. Ops nested in regions (reduce bodies, while bodies) are part of their parent op and
+//! use, and [`TypeFacts`], per-type sizes computed once per plan. Ops nested in regions (reduce bodies, while bodies) are part of their parent op and
 //! are not nodes.
 //! Invariants: `order` is the region's op order, which is topological (SSA dominance);
 //! `pos[op]` is the index of `op` in `order`; users are listed in program order and appear
@@ -86,14 +86,17 @@ impl RegionGraph {
             pos.insert(o, i);
         }
         // Every use, in program order, as (value, user, operand index).
-        let mut uses: Vec<(ValueId, OpId, usize)> = Vec::new();
+        let operands: usize = order.iter().map(|&op| m.op(op).operands.len()).sum();
+        let mut uses: Vec<(ValueId, OpId, usize)> = Vec::with_capacity(operands);
         for &op in &order {
             for (i, &v) in m.op(op).operands.iter().enumerate() {
                 uses.push((v, op, i));
             }
             // Values captured by nested regions count as uses by the parent op.
-            for v in captured_values(m, op) {
-                uses.push((v, op, usize::MAX));
+            if !m.op(op).regions.is_empty() {
+                for v in captured_values(m, op) {
+                    uses.push((v, op, usize::MAX));
+                }
             }
         }
         // Counting sort by value keeps program order within each value's list.
@@ -167,6 +170,63 @@ fn defined_outside(m: &Module, v: ValueId, op: OpId) -> bool {
         }
     }
     true
+}
+
+/// What the planners' inner loops ask of a value's type, computed once per interned type.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TypeFact {
+    /// [`value_bytes`] of a value of this type.
+    pub bytes: u64,
+    /// Rank, if a tensor.
+    pub rank: Option<usize>,
+    /// (element count, element bytes), if a tensor.
+    pub tensor: Option<(u64, u64)>,
+}
+
+/// [`TypeFact`]s of every type interned in a module, indexed by [`TypeId`] (types interned
+/// after construction have no entry).
+///
+/// [`TypeId`]: neuronc_ir::TypeId
+pub struct TypeFacts {
+    facts: Vec<TypeFact>,
+}
+
+impl TypeFacts {
+    pub fn new(m: &Module) -> Self {
+        let facts = (0..m.types.len() as u32)
+            .map(|i| {
+                let t = neuronc_ir::TypeId(i);
+                let tensor = m.types.tensor_of(t);
+                TypeFact {
+                    bytes: type_bytes(m, t),
+                    rank: tensor.map(|t| t.rank()),
+                    tensor: tensor.map(|t| (t.num_elements(), t.elem.byte_width() as u64)),
+                }
+            })
+            .collect();
+        TypeFacts { facts }
+    }
+
+    /// The facts of `v`'s type.
+    pub fn of(&self, m: &Module, v: ValueId) -> TypeFact {
+        let t = m.value_type(v);
+        match self.facts.get(t.0 as usize) {
+            Some(&f) => f,
+            None => TypeFact {
+                bytes: type_bytes(m, t),
+                rank: m.types.tensor_of(t).map(|t| t.rank()),
+                tensor: m
+                    .types
+                    .tensor_of(t)
+                    .map(|t| (t.num_elements(), t.elem.byte_width() as u64)),
+            },
+        }
+    }
+
+    /// [`value_bytes`] of `v`.
+    pub fn bytes(&self, m: &Module, v: ValueId) -> u64 {
+        self.of(m, v).bytes
+    }
 }
 
 /// Bytes of a value's tensor data (tuples sum their elements; 0 for tokens and other

@@ -24,8 +24,9 @@
 //! `transpose_bytes`. Function arguments satisfy every consumer at no cost: they live in
 //! HBM and each consumer's DMA load reads them in the layout it wants (and weights are
 //! placed in HBM by the compiler, as neuronx-cc does). The costs live in
-//! [`super::layout_want`], precomputed per op; a sweep re-evaluates only the groups whose
-//! neighbourhood changed since their last evaluation (the others would keep their choice).
+//! [`super::layout_want`], precomputed per op; candidate layouts are computed once per
+//! type; a sweep re-evaluates only the groups whose neighbourhood changed since their last
+//! evaluation (the others would keep their choice).
 //! Invariant: every value defined in the region (and every region argument) has an entry
 //! of `part` (indexed by value id).
 
@@ -84,20 +85,23 @@ impl LayoutPlan {
 struct Solver<'a> {
     m: &'a Module,
     g: &'a RegionGraph,
+    cands: &'a Candidates,
     costs: CostModel,
     part: Vec<Part>,
 }
 
 /// Assigns layouts to every value of `region` (normally a function body).
 pub fn assign_layouts(m: &Module, g: &RegionGraph) -> LayoutPlan {
+    let cands = Candidates::new(m);
     let mut s = Solver {
         m,
         g,
+        cands: &cands,
         costs: CostModel::new(m, g),
         part: vec![None; m.values.len()],
     };
     for &a in &m.region(g.region).args {
-        s.part[a.index()] = candidates(m, a)[0];
+        s.part[a.index()] = cands.of(m, a)[0];
     }
     // Greedy forward pass: each op's results choose given their operands.
     for &op in &g.order {
@@ -107,22 +111,34 @@ pub fn assign_layouts(m: &Module, g: &RegionGraph) -> LayoutPlan {
     }
     // Coordinate descent over groups of values that elementwise ops tie together (a whole
     // chain flips at once), alternating directions; stops when nothing changes.
-    let groups: Vec<(Vec<ValueId>, Vec<Part>)> = elementwise_groups(m, g)
-        .into_iter()
-        .map(|group| {
-            let c = candidates(m, group[0]);
-            (group, c)
-        })
-        .collect();
     // A group with one candidate never moves.
-    let groups: Vec<(Vec<ValueId>, Vec<Part>)> =
-        groups.into_iter().filter(|g| g.1.len() > 1).collect();
+    let all = elementwise_groups(m, g);
+    let groups: Vec<(&[ValueId], &[Part])> = all
+        .iter()
+        .map(|group| (group, cands.of(m, group[0])))
+        .filter(|g| g.1.len() > 1)
+        .collect();
     s.sweeps(&groups);
     s.finish()
 }
 
-/// Values linked by same-shape elementwise ops, in program order of their first member.
-fn elementwise_groups(m: &Module, g: &RegionGraph) -> Vec<Vec<ValueId>> {
+/// Groups of values, flattened: group `i` is `items[start[i]..start[i + 1]]`.
+struct Groups {
+    start: Vec<u32>,
+    items: Vec<ValueId>,
+}
+
+impl Groups {
+    fn iter(&self) -> impl Iterator<Item = &[ValueId]> + '_ {
+        self.start
+            .windows(2)
+            .map(|w| &self.items[w[0] as usize..w[1] as usize])
+    }
+}
+
+/// Values linked by same-shape elementwise ops, in program order of their first member
+/// (each group's values in program order).
+fn elementwise_groups(m: &Module, g: &RegionGraph) -> Groups {
     // Union-find over value indices; `NONE` marks values not defined by the region's ops.
     let mut parent: Vec<u32> = vec![NONE; m.values.len()];
     fn root(p: &mut [u32], v: u32) -> u32 {
@@ -138,7 +154,7 @@ fn elementwise_groups(m: &Module, g: &RegionGraph) -> Vec<Vec<ValueId>> {
         }
         r
     }
-    let mut values = Vec::new();
+    let mut values = Vec::with_capacity(m.values.len());
     for &op in &g.order {
         let o = m.op(op);
         for &r in &o.results {
@@ -162,18 +178,30 @@ fn elementwise_groups(m: &Module, g: &RegionGraph) -> Vec<Vec<ValueId>> {
             }
         }
     }
-    // Group index of each root, in order of first appearance.
+    // Group index of each root, in order of first appearance; then a counting sort of
+    // the values by group keeps program order within each group.
     let mut index: Vec<u32> = vec![NONE; m.values.len()];
-    let mut groups: Vec<Vec<ValueId>> = Vec::new();
-    for v in values {
+    let mut group_of = Vec::with_capacity(values.len());
+    let mut start: Vec<u32> = vec![0];
+    for &v in &values {
         let r = root(&mut parent, v.0) as usize;
         if index[r] == NONE {
-            index[r] = groups.len() as u32;
-            groups.push(Vec::new());
+            index[r] = start.len() as u32 - 1;
+            start.push(0);
         }
-        groups[index[r] as usize].push(v);
+        group_of.push(index[r]);
+        start[index[r] as usize + 1] += 1;
     }
-    groups
+    for i in 1..start.len() {
+        start[i] += start[i - 1];
+    }
+    let mut fill = start.clone();
+    let mut items = vec![ValueId(0); values.len()];
+    for (&v, &gi) in values.iter().zip(&group_of) {
+        items[fill[gi as usize] as usize] = v;
+        fill[gi as usize] += 1;
+    }
+    Groups { start, items }
 }
 
 impl Solver<'_> {
@@ -182,9 +210,9 @@ impl Solver<'_> {
     /// changed since its last evaluation: otherwise it would keep its choice (costs are
     /// sums of byte counts and half byte counts, so the comparisons are exact and the
     /// current choice wins ties).
-    fn sweeps(&mut self, groups: &[(Vec<ValueId>, Vec<Part>)]) {
+    fn sweeps(&mut self, groups: &[(&[ValueId], &[Part])]) {
         let mut group_of = vec![NONE; self.part.len()];
-        for (gi, (group, _)) in groups.iter().enumerate() {
+        for (gi, &(group, _)) in groups.iter().enumerate() {
             for v in group {
                 group_of[v.index()] = gi as u32;
             }
@@ -273,7 +301,7 @@ impl Solver<'_> {
     /// Greedy choice for `v` given the layouts of its operands only.
     fn best_choice(&self, v: ValueId) -> Part {
         let mut best: Option<(f64, Part)> = None;
-        for c in candidates(self.m, v) {
+        for &c in self.cands.of(self.m, v) {
             let cost = self.def_cost(v.0, c);
             if best.is_none_or(|(b, _)| cost < b - 1e-9) {
                 best = Some((cost, c));
@@ -298,11 +326,7 @@ impl Solver<'_> {
         let Some(p) = self.costs.def0(v) else {
             return 0.0;
         };
-        let mut cost = self.costs.op_cost(p, c);
-        for (i, o) in self.costs.operands(p).enumerate() {
-            cost += self.costs.edge_cost(p, i, self.part[o as usize], c);
-        }
-        cost
+        self.costs.def_cost(p, c, &self.part)
     }
 
     fn finish(self) -> LayoutPlan {
@@ -358,9 +382,40 @@ impl Solver<'_> {
     }
 }
 
-/// Candidate partition dims of a value, most preferred first: larger dims first.
-fn candidates(m: &Module, v: ValueId) -> Vec<Part> {
-    let Some(t) = m.tensor_type(v) else {
+/// The candidate partition dims of every type interned in a module ([`candidates`]),
+/// computed once per type: `items[start[t]..start[t + 1]]` are those of type `t`.
+struct Candidates {
+    start: Vec<u32>,
+    items: Vec<Part>,
+}
+
+impl Candidates {
+    fn new(m: &Module) -> Self {
+        let mut start = Vec::with_capacity(m.types.len() + 1);
+        let mut items = Vec::new();
+        start.push(0);
+        for t in 0..m.types.len() as u32 {
+            items.extend(candidates(m.types.tensor_of(neuronc_ir::TypeId(t))));
+            start.push(items.len() as u32);
+        }
+        Candidates { start, items }
+    }
+
+    /// The candidates of `v`, most preferred first.
+    fn of(&self, m: &Module, v: ValueId) -> &[Part] {
+        let t = m.value_type(v).0 as usize;
+        match (self.start.get(t), self.start.get(t + 1)) {
+            (Some(&a), Some(&b)) => &self.items[a as usize..b as usize],
+            // Unreachable: planning never interns types after building this table.
+            _ => &[None],
+        }
+    }
+}
+
+/// Candidate partition dims of a value of type `t`, most preferred first: larger dims
+/// first (`[None]` for non-tensors and tensors without a dimension above 1).
+fn candidates(t: Option<&neuronc_ir::TensorType>) -> Vec<Part> {
+    let Some(t) = t else {
         return vec![None];
     };
     let mut dims: Vec<u8> = (0..t.rank() as u8)
@@ -380,7 +435,26 @@ fn rank(m: &Module, v: ValueId) -> usize {
 /// For dimension `d` of `from`, the dimension of `to` that holds the same innermost
 /// elements within the same reshape group, if `d` is innermost non-unit in its group.
 pub fn reshape_partner(from: &[i64], to: &[i64], d: usize) -> Option<usize> {
-    let groups = reshape_groups(from, to)?;
+    partner_in(&reshape_groups(from, to)?, from, to, d)
+}
+
+/// [`reshape_partner`] of every dimension of `from` (the groups computed once).
+pub fn reshape_partners(from: &[i64], to: &[i64]) -> Vec<Option<usize>> {
+    match reshape_groups(from, to) {
+        Some(groups) => (0..from.len())
+            .map(|d| partner_in(&groups, from, to, d))
+            .collect(),
+        None => vec![None; from.len()],
+    }
+}
+
+/// [`reshape_partner`] given the reshape groups of `from` and `to`.
+fn partner_in(
+    groups: &[(usize, usize, usize, usize)],
+    from: &[i64],
+    to: &[i64],
+    d: usize,
+) -> Option<usize> {
     let (fa, fb, ta, tb) = *groups.iter().find(|(a, b, _, _)| (*a..*b).contains(&d))?;
     let inner = |s: &[i64], a: usize, b: usize| (a..b).rev().find(|&k| s[k] != 1);
     if inner(from, fa, fb) != Some(d) {

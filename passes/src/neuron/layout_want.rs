@@ -8,8 +8,8 @@
 //! the module and the two layouts; every cost is `0.0`, the edge's bytes, or bytes times
 //! a constant weight, so sums taken in the same order are bit-for-bit reproducible.
 
-use super::graph::{value_bytes, RegionGraph};
-use super::layout::{reshape_partner, Part};
+use super::graph::{value_bytes, RegionGraph, TypeFacts};
+use super::layout::{reshape_partners, Part};
 use neuronc_ir::{Attr, Module, OpKind, ValueDef, ValueId};
 
 /// Cost, in byte-equivalents, of a cross-partition *sum* relative to transposing the same
@@ -109,6 +109,18 @@ enum OwnCost {
     },
 }
 
+/// How an edge's cost depends on the layouts at its ends (precomputed from the op's
+/// [`Spec`] and the edge, so that the solver's inner loop dispatches once).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EdgeRule {
+    /// Always free: a function argument, a scalar, or an operand the op has no wish for.
+    Free,
+    /// The operand wants the result's layout (elementwise-like ops, same rank).
+    SameAsResult,
+    /// Anything else: ask [`CostModel::want`].
+    General,
+}
+
 /// One operand edge.
 struct Edge {
     /// The operand.
@@ -117,6 +129,7 @@ struct Edge {
     bytes: Option<f64>,
     rank0: bool,
     same_rank: bool,
+    rule: EdgeRule,
 }
 
 /// "No op" / "no value".
@@ -155,16 +168,20 @@ impl CostModel {
         let mut first_result = Vec::with_capacity(n);
         let mut def0 = vec![NONE; m.values.len()];
         let mut use_count = vec![0u32; m.values.len() + 1];
+        let facts = TypeFacts::new(m);
+        let rank = |v: ValueId| facts.of(m, v).rank.unwrap_or(0);
         edge_start.push(0);
         for (pos, &op) in g.order.iter().enumerate() {
             let o = m.op(op);
-            let res_rank = o.results.first().map(|&r| rank(m, r));
+            let res_rank = o.results.first().map(|&r| rank(r));
             for &v in &o.operands {
+                let f = facts.of(m, v);
                 edges.push(Edge {
                     value: v.0,
-                    bytes: (!is_function_arg(m, v)).then(|| value_bytes(m, v) as f64),
-                    rank0: rank(m, v) == 0,
-                    same_rank: res_rank == Some(rank(m, v)),
+                    bytes: (!is_function_arg(m, v)).then_some(f.bytes as f64),
+                    rank0: rank(v) == 0,
+                    same_rank: res_rank == Some(rank(v)),
+                    rule: EdgeRule::General,
                 });
                 use_count[v.index() + 1] += 1;
             }
@@ -188,8 +205,15 @@ impl CostModel {
                 *slot += 1;
             }
         }
+        let specs: Vec<Spec> = g.order.iter().map(|&op| spec(m, op)).collect();
+        for (pos, spec) in specs.iter().enumerate() {
+            let (a, b) = (edge_start[pos] as usize, edge_start[pos + 1] as usize);
+            for e in &mut edges[a..b] {
+                e.rule = edge_rule(spec, e);
+            }
+        }
         CostModel {
-            specs: g.order.iter().map(|&op| spec(m, op)).collect(),
+            specs,
             own: g.order.iter().map(|&op| own_cost(m, op)).collect(),
             edge_start,
             edges,
@@ -264,8 +288,17 @@ impl CostModel {
     /// Cost on the edge into operand `i` of op `pos` when the operand has layout `q` and
     /// the op's result has layout `r`.
     pub fn edge_cost(&self, pos: usize, i: usize, q: Part, r: Part) -> f64 {
-        let Some(bytes) = self.edges[self.edge_start[pos] as usize + i].bytes else {
-            return 0.0;
+        let e = &self.edges[self.edge_start[pos] as usize + i];
+        self.cost_of(e, pos, i, q, r)
+    }
+
+    /// [`CostModel::edge_cost`] of edge `e` (operand `i` of op `pos`).
+    #[inline]
+    fn cost_of(&self, e: &Edge, pos: usize, i: usize, q: Part, r: Part) -> f64 {
+        let bytes = match (e.rule, e.bytes) {
+            (EdgeRule::Free, _) | (_, None) => return 0.0,
+            (EdgeRule::SameAsResult, Some(bytes)) => return if q != r { bytes } else { 0.0 },
+            (EdgeRule::General, Some(bytes)) => bytes,
         };
         match self.want(pos, i, r) {
             Want::Any => 0.0,
@@ -293,6 +326,23 @@ impl CostModel {
         }
     }
 
+    /// Cost at op `pos` when its result takes layout `r` and operand `i` has layout
+    /// `part[operands[i]]`: [`CostModel::op_cost`] plus every [`CostModel::edge_cost`],
+    /// summed in operand order.
+    pub fn def_cost(&self, pos: usize, r: Part, part: &[Part]) -> f64 {
+        let mut cost = self.op_cost(pos, r);
+        let (a, b) = (
+            self.edge_start[pos] as usize,
+            self.edge_start[pos + 1] as usize,
+        );
+        for (i, e) in self.edges[a..b].iter().enumerate() {
+            if e.rule != EdgeRule::Free {
+                cost += self.cost_of(e, pos, i, part[e.value as usize], r);
+            }
+        }
+        cost
+    }
+
     /// Cost of op `pos`'s result layout by itself (matmul output on a free axis).
     pub fn op_cost(&self, pos: usize, r: Part) -> f64 {
         match self.own[pos] {
@@ -311,8 +361,23 @@ impl CostModel {
     }
 }
 
+/// How edge `e` into an op with spec `spec` is costed; `Free` and `SameAsResult` give the
+/// same costs as [`CostModel::want`] would.
+fn edge_rule(spec: &Spec, e: &Edge) -> EdgeRule {
+    match spec {
+        _ if e.bytes.is_none() || e.rank0 => EdgeRule::Free,
+        Spec::Any => EdgeRule::Free,
+        Spec::SameRank if e.same_rank => EdgeRule::SameAsResult,
+        Spec::SameRank => EdgeRule::Free,
+        _ => EdgeRule::General,
+    }
+}
+
 fn own_cost(m: &Module, op: neuronc_ir::OpId) -> OwnCost {
     let o = m.op(op);
+    if !matches!(o.kind, OpKind::DotGeneral | OpKind::Convolution) {
+        return OwnCost::Zero;
+    }
     let Some(&res) = o.results.first() else {
         return OwnCost::Zero;
     };
@@ -362,8 +427,9 @@ fn spec(m: &Module, op: neuronc_ir::OpId) -> Spec {
                 return Spec::Any;
             };
             Spec::Reshape(
-                (0..dst.rank())
-                    .map(|p| reshape_partner(&dst.shape, &src.shape, p).map(|q| q as u8))
+                reshape_partners(&dst.shape, &src.shape)
+                    .into_iter()
+                    .map(|q| q.map(|q| q as u8))
                     .collect(),
             )
         }

@@ -5,6 +5,7 @@
 //! Plans are side tables keyed by op/value ids of the module they were computed on; they
 //! are invalidated by any mutation of that module.
 
+mod cycle;
 pub mod explain;
 pub mod fusion;
 pub mod graph;

@@ -6,7 +6,8 @@
 //! kernel back from it. `composite_attributes` record the kernel number and the partition
 //! dimension chosen for each result (`partition_dims`, -1 for none).
 //! Invariants: after outlining, the function body is in topological order again and every
-//! removed op's results have no remaining users.
+//! removed op's results have no remaining users. An op's attributes are cloned into every
+//! copy but the last one made of an op that leaves the body, which takes them instead.
 
 use super::fusion::OpClass;
 use super::NeuronPlan;
@@ -43,19 +44,14 @@ pub fn outline_kernels(
     // Owned op -> the composite replacing it (for the kernel's last op) or `DROPPED`.
     let mut replaced: Vec<u32> = vec![NONE; m.ops.len()];
     let mut map = DenseValueMap::new(m.values.len());
-    // Ops copied into some kernel must keep their attributes for every copy; the others
-    // leave the body when their kernel is outlined, so their clone may take them.
-    let mut copied = vec![false; m.ops.len()];
-    for kernel in &plan.fusion.kernels {
-        for o in &kernel.duplicated {
-            copied[o.index()] = true;
-        }
-    }
+    let outlined = outlined_kernels(m, plan, limit);
+    reserve_for_copies(m, plan, extra, &outlined);
+    let mut copies = CopyCount::new(m, plan, extra, &outlined);
     for (k, kernel) in plan.fusion.kernels.iter().enumerate() {
-        if !outlinable(m, kernel) || count >= limit {
+        if !outlined[k] {
             continue;
         }
-        let callee = format!("{fname}.kernel{k}");
+        let callee = kernel_name(&fname, k);
         let extra = extra.get(k).map_or(&[][..], Vec::as_slice);
         let mut members: Vec<OpId> = kernel
             .ops
@@ -66,10 +62,7 @@ pub fn outline_kernels(
             .collect();
         members.sort_by_key(|o| pos[o.index()]);
         map.clear();
-        let movable: Vec<bool> = members
-            .iter()
-            .map(|o| !copied[o.index()] && (kernel.ops.contains(o) || extra.contains(o)))
-            .collect();
+        let movable: Vec<bool> = members.iter().map(|&o| copies.take_last(o)).collect();
         let (kbody, result_types) = build_kernel_body(
             m,
             (&members, &movable),
@@ -128,6 +121,112 @@ pub fn outline_kernels(
     count
 }
 
+/// `<func>.kernel<k>`.
+fn kernel_name(func: &str, k: usize) -> String {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = k;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let mut name = String::with_capacity(func.len() + 7 + digits.len() - at);
+    name.push_str(func);
+    name.push_str(".kernel");
+    name.extend(digits[at..].iter().map(|&d| char::from(d)));
+    name
+}
+
+/// Which kernels get outlined: the first `limit` outlinable ones.
+fn outlined_kernels(m: &Module, plan: &NeuronPlan, limit: usize) -> Vec<bool> {
+    let mut count = 0;
+    let kernels = plan.fusion.kernels.iter();
+    kernels
+        .map(|kernel| {
+            let chosen = count < limit && outlinable(m, kernel);
+            count += usize::from(chosen);
+            chosen
+        })
+        .collect()
+}
+
+/// Which copy of an op may take the op's attributes instead of cloning them: the last
+/// copy made, when the op itself leaves the body (it is owned by an outlined kernel).
+/// Ops duplicated into several kernels keep their attributes until their last copy.
+struct CopyCount {
+    /// Copies still to be made of each op (by op index).
+    left: Vec<u32>,
+    /// Whether each op leaves the body.
+    leaves: Vec<bool>,
+}
+
+impl CopyCount {
+    fn new(m: &Module, plan: &NeuronPlan, extra: &[Vec<OpId>], outlined: &[bool]) -> Self {
+        let mut left = vec![0u32; m.ops.len()];
+        let mut leaves = vec![false; m.ops.len()];
+        for (k, kernel) in plan.fusion.kernels.iter().enumerate() {
+            if !outlined[k] {
+                continue;
+            }
+            let extra = extra.get(k).map_or(&[][..], Vec::as_slice);
+            for o in kernel.ops.iter().chain(extra) {
+                leaves[o.index()] = true;
+                left[o.index()] += 1;
+            }
+            for o in &kernel.duplicated {
+                left[o.index()] += 1;
+            }
+        }
+        CopyCount { left, leaves }
+    }
+
+    /// Counts one copy of `op`; true when it is the last and `op` leaves the body.
+    fn take_last(&mut self, op: OpId) -> bool {
+        match self.left.get_mut(op.index()) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                *n == 0 && self.leaves[op.index()]
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Reserves room in the module's arenas for what outlining adds (copies of the members and
+/// of the ops nested in them, a call and a return, a function and its body per kernel),
+/// so that each grows at most once.
+fn reserve_for_copies(m: &mut Module, plan: &NeuronPlan, extra: &[Vec<OpId>], outlined: &[bool]) {
+    let mut ops = 0;
+    let mut values = 0;
+    let mut regions = 0;
+    let mut funcs = 0;
+    let kernels = plan.fusion.kernels.iter().enumerate();
+    for (k, kernel) in kernels.filter(|&(k, _)| outlined[k]) {
+        let extra = extra.get(k).map_or(&[][..], Vec::as_slice);
+        for &o in kernel.ops.iter().chain(&kernel.duplicated).chain(extra) {
+            ops += 1;
+            values += m.op(o).results.len();
+            for &r in &m.op(o).regions {
+                ops += m.region(r).ops.len();
+                values += m.region(r).args.len();
+                regions += 1;
+            }
+        }
+        ops += 2;
+        values += kernel.inputs.len() + kernel.outputs.len();
+        regions += 1;
+        funcs += 1;
+    }
+    m.ops.reserve(ops);
+    m.values.reserve(values);
+    m.regions.reserve(regions);
+    m.funcs.reserve(funcs);
+}
+
 /// Replaces every use of a renamed value in the live ops of all functions.
 fn rename_uses(m: &mut Module, renamed: &[u32]) {
     let mut live = Vec::new();
@@ -161,6 +260,9 @@ fn build_kernel_body(
     map: &mut DenseValueMap,
 ) -> (RegionId, Vec<neuronc_ir::TypeId>) {
     let region = m.add_region(None);
+    let r = m.region_mut(region);
+    r.args.reserve_exact(inputs.len());
+    r.ops.reserve_exact(members.len() + 1);
     for &v in inputs {
         let a = m.add_region_arg(region, m.value_type(v));
         map.record(v, a);
@@ -267,4 +369,19 @@ fn topo_sort(m: &Module, ops: Vec<OpId>) -> Vec<OpId> {
         return ops; // a cycle cannot happen for a valid plan; keep the input order
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kernel_name;
+
+    #[test]
+    fn kernel_names_spell_the_number_in_decimal() {
+        assert_eq!(kernel_name("main", 0), "main.kernel0");
+        assert_eq!(kernel_name("f", 1207), "f.kernel1207");
+        assert_eq!(
+            kernel_name("g", usize::MAX),
+            format!("g.kernel{}", usize::MAX)
+        );
+    }
 }

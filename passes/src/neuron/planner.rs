@@ -8,15 +8,18 @@
 //! per-op tables are dense vectors, per-kernel sets are member lists plus per-position
 //! stamps. Only the kernel being grown changes; earlier kernels are frozen, so the facts
 //! the rules ask about the current kernel (its classes, reduction row, external inputs)
-//! are kept up to date incrementally as producers join. The multi-output cycle check only
-//! searches the part of the kernel graph ordered before the growing kernel in a
-//! topological order kept up to date as producers join ([`super::topo`]).
-//! Invariants: `kernel_of[i] == k` iff `i` is in `members[k]`; `dup_mark[i] == k` iff `i`
-//! is in `dup[k]` for the kernel `k` being grown; `inputs` of the current kernel is the set
+//! are kept up to date incrementally as producers join. The multi-output cycle check
+//! ([`super::cycle`]) only searches the part of the kernel graph between the producer and
+//! the growing kernel in a topological order kept up to date as producers join
+//! ([`super::topo`]). Search scratch (heap, stamps, found sets) lives as long as the
+//! planner, so growing a kernel allocates nothing per candidate.
+//! Invariants: `kernel_of[i] == k` iff `i` is in `members[k]` (in `cur.members` while `k`
+//! grows); `dup_mark[i] == k` iff `i` is in `cur.dup` for the kernel `k` being grown; `inputs` of the current kernel is the set
 //! of distinct operands of its members and copies that none of them defines.
 
+use super::cycle::{Outcome, Reach};
 use super::fusion::{classify, FusionConfig, OpClass, Rejection, Rule};
-use super::graph::{captured_values, RegionGraph};
+use super::graph::{captured_values, RegionGraph, TypeFacts};
 use super::topo::{Node, TopoOrder};
 use neuronc_ir::{Module, ValueId};
 use std::collections::BinaryHeap;
@@ -30,15 +33,17 @@ const NONE: u32 = u32::MAX;
 const SMALL_REGION: usize = 3000;
 
 /// Compressed adjacency: `items[start[i]..start[i + 1]]` are the neighbours of `i`.
-struct Csr {
+pub(super) struct Csr {
     start: Vec<u32>,
     items: Vec<u32>,
 }
 
 impl Csr {
-    fn build(n: usize, mut each: impl FnMut(usize, &mut Vec<u32>)) -> Csr {
+    /// Calls `each(i, items)` for `i` in `0..n` to append the neighbours of `i`; `items`
+    /// is sized for `capacity` of them up front.
+    fn build(n: usize, capacity: usize, mut each: impl FnMut(usize, &mut Vec<u32>)) -> Csr {
         let mut start = Vec::with_capacity(n + 1);
-        let mut items = Vec::new();
+        let mut items = Vec::with_capacity(capacity);
         start.push(0);
         for i in 0..n {
             each(i, &mut items);
@@ -46,12 +51,13 @@ impl Csr {
         }
         Csr { start, items }
     }
-    fn of(&self, i: u32) -> &[u32] {
+    pub(super) fn of(&self, i: u32) -> &[u32] {
         &self.items[self.start[i as usize] as usize..self.start[i as usize + 1] as usize]
     }
 }
 
-/// What the rules need to know about the kernel being grown.
+/// What the rules need to know about the kernel being grown. Its buffers are reused from
+/// one kernel to the next ([`Current::reset`]).
 #[derive(Default)]
 struct Current {
     /// The opaque member, if any (only a seed can be opaque).
@@ -70,6 +76,43 @@ struct Current {
     input_list: Vec<ValueId>,
     /// External inputs that are tensors of rank > 0 (each needs a DMA stream).
     tensor_inputs: usize,
+    /// Members and copies so far (moved to `Planner::members` / `dup` when growth ends).
+    members: Vec<u32>,
+    dup: Vec<u32>,
+}
+
+impl Current {
+    /// Facts of a fresh kernel whose seed is at position `seed`.
+    fn reset(&mut self, seed: u32) {
+        self.opaque = None;
+        self.matmuls = 0;
+        self.reduces = 0;
+        self.not_epilogue = 0;
+        self.row = None;
+        self.last = seed;
+        self.elem_bytes.clear();
+        self.input_list.clear();
+        self.tensor_inputs = 0;
+        self.members.clear();
+        self.dup.clear();
+    }
+}
+
+/// Queues the producers of op `of` not yet queued while growing kernel `k` (`tried`), so
+/// that each is popped, latest first, at most once per kernel.
+fn queue_producers(
+    producers: &Csr,
+    tried: &mut [u32],
+    heap: &mut BinaryHeap<u32>,
+    of: u32,
+    k: u32,
+) {
+    for &q in producers.of(of) {
+        if tried[q as usize] != k {
+            tried[q as usize] = k;
+            heap.push(q);
+        }
+    }
 }
 
 /// Raw planner output, indexed by kernel creation order and op position.
@@ -138,7 +181,7 @@ pub struct Planner<'a> {
     rejections: Vec<Rejection>,
     /// `dup_mark[i] == k`: op `i` is copied into the current kernel `k`.
     dup_mark: Vec<u32>,
-    /// `tried[i] == k`: op `i` was already popped while growing kernel `k`.
+    /// `tried[i] == k`: op `i` was already queued while growing kernel `k`.
     tried: Vec<u32>,
     /// `input_mark[v] == k`: value `v` is an external input of the current kernel `k`.
     input_mark: Vec<u32>,
@@ -149,10 +192,17 @@ pub struct Planner<'a> {
     cur: Current,
     /// Topological order of unfused ops and kernels (bounds the cycle check).
     topo: TopoOrder,
-    /// Nodes between `moved_for` and the current kernel that `moved_for` reaches (from
-    /// its last cycle check): they move after the kernel if `moved_for` joins it.
+    /// Nodes between `moved_for` and the current kernel that must move if `moved_for`
+    /// joins it (from its last cycle check): those `moved_for` reaches, which move after
+    /// the kernel, or (`moved_before`) those that reach the kernel, which move, followed
+    /// by the kernel, to `moved_for`'s place.
     moved: Vec<Node>,
+    moved_before: bool,
     moved_for: u32,
+    /// Scratch of the cycle check's other search.
+    moved_other: Vec<Node>,
+    /// Producers waiting to be tried by [`Planner::grow`] (kept for its allocation).
+    heap: BinaryHeap<u32>,
 }
 
 impl<'a> Planner<'a> {
@@ -164,30 +214,34 @@ impl<'a> Planner<'a> {
         let mut tensor = vec![None; nv];
         // Values captured by an op's regions (a `case` branch reading an argument) are its
         // inputs too: the kernel must load them and keep them alive.
-        let operands = Csr::build(n, |i, out| {
+        let uses: usize = g.order.iter().map(|&op| m.op(op).operands.len()).sum();
+        let defs: usize = g.order.iter().map(|&op| m.op(op).results.len()).sum();
+        let operands = Csr::build(n, uses, |i, out| {
             let op = g.order[i];
             out.extend(m.op(op).operands.iter().map(|v| v.0));
             if !m.op(op).regions.is_empty() {
                 out.extend(captured_values(m, op).iter().map(|v| v.0));
             }
         });
-        let results = Csr::build(n, |i, out| {
+        let results = Csr::build(n, defs, |i, out| {
             out.extend(m.op(g.order[i]).results.iter().map(|v| v.0));
         });
+        let facts = TypeFacts::new(m);
         for (i, &op) in g.order.iter().enumerate() {
             let o = m.op(op);
             let read = operands.of(i as u32).iter().map(|&v| ValueId(v));
             for v in o.results.iter().copied().chain(read) {
-                if let Some(t) = m.tensor_type(v) {
-                    needs_dma[v.index()] = t.rank() > 0;
-                    tensor[v.index()] = Some((t.num_elements(), t.elem.byte_width() as u64));
+                let f = facts.of(m, v);
+                if let (Some(rank), Some(t)) = (f.rank, f.tensor) {
+                    needs_dma[v.index()] = rank > 0;
+                    tensor[v.index()] = Some(t);
                 }
             }
             for &r in &o.results {
                 def_pos[r.index()] = i as u32;
             }
         }
-        let producers = Csr::build(n, |i, out| {
+        let producers = Csr::build(n, operands.items.len(), |i, out| {
             out.extend(
                 operands
                     .of(i as u32)
@@ -196,7 +250,7 @@ impl<'a> Planner<'a> {
                     .filter(|&p| p != NONE),
             );
         });
-        let users = Csr::build(n, |i, out| {
+        let users = Csr::build(n, operands.items.len(), |i, out| {
             for &r in results.of(i as u32) {
                 out.extend(
                     g.users_of(ValueId(r))
@@ -243,7 +297,10 @@ impl<'a> Planner<'a> {
             cur: Current::default(),
             topo: TopoOrder::new(n),
             moved: Vec::new(),
+            moved_before: false,
             moved_for: NONE,
+            moved_other: Vec::new(),
+            heap: BinaryHeap::new(),
         }
     }
 
@@ -260,17 +317,16 @@ impl<'a> Planner<'a> {
         self.seen_kernel.push(0);
         self.topo.seed_kernel(i, k);
         self.moved_for = NONE;
-        self.cur = Current {
-            last: i,
-            ..Current::default()
-        };
+        self.cur.reset(i);
         self.join(i, k, false);
         self.grow(k);
-        let list = std::mem::take(&mut self.cur.input_list);
         let marks = &self.input_mark;
+        let inputs = self.cur.input_list.iter().copied();
         self.inputs
-            .push(list.into_iter().filter(|v| marks[v.index()] == k).collect());
-        self.dup[k as usize].sort_unstable();
+            .push(inputs.filter(|v| marks[v.index()] == k).collect());
+        self.members[k as usize] = self.cur.members.clone();
+        self.cur.dup.sort_unstable();
+        self.dup[k as usize] = self.cur.dup.clone();
     }
 
     pub fn into_grown(self) -> Grown {
@@ -287,20 +343,23 @@ impl<'a> Planner<'a> {
 
     /// Absorbs producers into kernel `k`, latest first, until none is left to try.
     fn grow(&mut self, k: u32) {
-        let mut heap: BinaryHeap<u32> = BinaryHeap::new();
-        heap.extend(self.producers.of(self.cur.last));
+        let mut heap = std::mem::take(&mut self.heap);
+        heap.clear();
+        queue_producers(
+            &self.producers,
+            &mut self.tried,
+            &mut heap,
+            self.cur.last,
+            k,
+        );
         while let Some(p) = heap.pop() {
-            if self.tried[p as usize] == k {
-                continue;
-            }
-            self.tried[p as usize] = k;
             if !self.is_candidate(p, k) {
                 continue;
             }
             match self.check(p, k) {
                 Ok(duplicate) => {
                     self.join(p, k, duplicate);
-                    heap.extend(self.producers.of(p));
+                    queue_producers(&self.producers, &mut self.tried, &mut heap, p, k);
                 }
                 Err(rule) => self.rejections.push(Rejection {
                     producer: self.g.order[p as usize],
@@ -309,25 +368,28 @@ impl<'a> Planner<'a> {
                 }),
             }
         }
+        self.heap = heap;
     }
 
     /// Adds op `p` to kernel `k` as a member or a copy, updating the current facts.
     fn join(&mut self, p: u32, k: u32, duplicate: bool) {
         let pi = p as usize;
         if duplicate {
-            self.dup[k as usize].push(p);
+            self.cur.dup.push(p);
             self.dup_mark[pi] = k;
         } else {
-            if !self.members[k as usize].is_empty() {
-                let moved = if self.moved_for == p {
-                    &self.moved[..]
+            if !self.cur.members.is_empty() {
+                if self.moved_for != p {
+                    // No cycle check ran: every user of `p` is in the kernel.
+                    self.topo.merge_into(p, k, &[]);
+                } else if self.moved_before {
+                    self.topo.merge_before(p, k, &self.moved);
                 } else {
-                    &[]
-                };
-                self.topo.merge_into(p, k, moved);
+                    self.topo.merge_into(p, k, &self.moved);
+                }
                 self.moved_for = NONE;
             }
-            self.members[k as usize].push(p);
+            self.cur.members.push(p);
             self.kernel_of[pi] = k;
             match self.class[pi] {
                 OpClass::Opaque => self.cur.opaque = Some(p),
@@ -570,55 +632,44 @@ impl<'a> Planner<'a> {
         self.epoch
     }
 
-    /// Whether some user of `p` outside kernel `k` reaches `k`. The search only follows
-    /// nodes ordered before `k` in [`TopoOrder`] (no later node can reach it); a user that
-    /// belongs to another kernel stands for all of that kernel's ops. Without a cycle, the
-    /// nodes found are kept in `moved` for [`TopoOrder::merge_into`].
+    /// Whether some user of `p` outside kernel `k` reaches `k` (a user that belongs to
+    /// another kernel stands for all of that kernel's ops), by [`Reach`]. Without a cycle,
+    /// the nodes that must move in [`TopoOrder`] if `p` joins are kept in `moved`.
     fn creates_cycle(&mut self, p: u32, k: u32) -> bool {
-        let bound = self.topo.key(Node::Kernel(k));
         let epoch = self.next_epoch();
-        self.moved.clear();
+        self.next_epoch();
         self.moved_for = NONE;
-        let mut stack: Vec<u32> = Vec::new();
-        stack.extend(
-            self.users
-                .of(p)
-                .iter()
-                .filter(|&&u| self.kernel_of[u as usize] != k),
+        let outcome = Reach {
+            users: &self.users,
+            producers: &self.producers,
+            kernel_of: &self.kernel_of,
+            members: &self.members,
+            current: &self.cur.members,
+            topo: &self.topo,
+            seen: &mut self.seen,
+            seen_kernel: &mut self.seen_kernel,
+            fwd: &mut self.moved,
+            bwd: &mut self.moved_other,
+            p,
+            k,
+            epoch,
+        }
+        .run();
+        #[cfg(debug_assertions)]
+        assert!(
+            self.kernel_of.len() > SMALL_REGION
+                || self.reaches_unbounded(p, k) == (outcome == Outcome::Cycle),
+            "the bounded cycle check disagrees with a full search"
         );
-        while let Some(u) = stack.pop() {
-            let node = match self.kernel_of[u as usize] {
-                uk if uk == k => return true,
-                NONE if self.seen[u as usize] == epoch => continue,
-                NONE => {
-                    self.seen[u as usize] = epoch;
-                    Node::Op(u)
-                }
-                uk if self.seen_kernel[uk as usize] == epoch => continue,
-                uk => {
-                    self.seen_kernel[uk as usize] = epoch;
-                    Node::Kernel(uk)
-                }
-            };
-            if self.topo.key(node) > bound {
-                continue;
-            }
-            self.moved.push(node);
-            match node {
-                Node::Op(o) => stack.extend(self.users.of(o)),
-                Node::Kernel(uk) => {
-                    for &o in &self.members[uk as usize] {
-                        stack.extend(self.users.of(o));
-                    }
-                }
+        match outcome {
+            Outcome::Cycle => return true,
+            Outcome::After => self.moved_before = false,
+            Outcome::Before => {
+                self.moved_before = true;
+                std::mem::swap(&mut self.moved, &mut self.moved_other);
             }
         }
         self.moved_for = p;
-        #[cfg(debug_assertions)]
-        assert!(
-            self.kernel_of.len() > SMALL_REGION || !self.reaches_unbounded(p, k),
-            "topological bound missed a cycle"
-        );
         false
     }
 

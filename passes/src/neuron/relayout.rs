@@ -62,18 +62,16 @@ pub fn materialize_relayouts(
         members: vec![Vec::new(); plan.fusion.kernels.len()],
         ..Materialized::default()
     };
-    let copied: std::collections::HashSet<OpId> = plan
-        .fusion
-        .kernels
-        .iter()
-        .flat_map(|k| k.duplicated.iter().copied())
-        .collect();
+    let mut copied = vec![false; m.ops.len()];
+    for o in plan.fusion.kernels.iter().flat_map(|k| &k.duplicated) {
+        copied[o.index()] = true;
+    }
     // (value, to, kernel or usize::MAX for top level) -> group, in a deterministic order.
     let mut groups: BTreeMap<(u32, i64, usize), Group> = BTreeMap::new();
     for r in &plan.layout.relayouts {
         // `operand == usize::MAX`: the op's own result is produced in another layout (a
         // matmul whose output partition axis is a batch dimension); left implicit.
-        if r.operand == usize::MAX || copied.contains(&r.consumer) {
+        if r.operand == usize::MAX || copied.get(r.consumer.index()).copied().unwrap_or(false) {
             out.skipped += 1;
             continue;
         }
@@ -100,8 +98,8 @@ pub fn materialize_relayouts(
     let body = m.funcs[func_index].body;
     let fname = m.funcs[func_index].name.clone();
     let mut identity: BTreeMap<TypeId, String> = BTreeMap::new();
-    // Ops to insert before each consumer.
-    let mut before: BTreeMap<OpId, Vec<OpId>> = BTreeMap::new();
+    // Ops to insert before each consumer, as (consumer, relayout) sorted by consumer.
+    let mut before: Vec<(OpId, OpId)> = Vec::new();
     for ((_, _, kernel), mut g) in groups {
         g.uses.sort_by_key(|(c, _)| plan.graph.pos.get(c).copied());
         let ty = m.value_type(g.value);
@@ -111,16 +109,28 @@ pub fn materialize_relayouts(
         for &(c, i) in &g.uses {
             m.op_mut(c).operands[i] = r;
         }
-        before.entry(g.uses[0].0).or_default().push(op);
+        before.push((g.uses[0].0, op));
         if kernel != usize::MAX {
             out.members[kernel].push(op);
         }
         out.added += 1;
     }
+    // A stable sort keeps each consumer's relayouts in creation order.
+    before.sort_by_key(|&(c, _)| c);
+    let mut has_before = vec![false; m.ops.len()];
+    for &(c, _) in &before {
+        has_before[c.index()] = true;
+    }
     let old = std::mem::take(&mut m.region_mut(body).ops);
     let mut ops = Vec::with_capacity(old.len() + out.added);
     for o in old {
-        for &r in before.get(&o).into_iter().flatten() {
+        if !has_before.get(o.index()).copied().unwrap_or(false) {
+            ops.push(o);
+            continue;
+        }
+        let from = before.partition_point(|&(c, _)| c < o);
+        let to = from + before[from..].partition_point(|&(c, _)| c == o);
+        for &(_, r) in &before[from..to] {
             m.op_mut(r).parent = Some(body);
             ops.push(r);
         }

@@ -6,16 +6,20 @@
 //! the kernels grown so far ([`Node`]); an edge runs from a node to every node that uses
 //! one of its results. Each node carries an order key (`u64`); keys are unique.
 //! Invariant: for every edge `a -> b` of the current graph, `key(a) < key(b)`. Hence a
-//! node whose key is larger than kernel `k`'s cannot reach `k`, and the search behind
-//! [`TopoOrder::bounded_successors`] stops there.
+//! node whose key is larger than kernel `k`'s cannot reach `k`, and one whose key is
+//! smaller than op `p`'s cannot be reached from `p`: the cycle check
+//! ([`super::cycle`]) stops at both.
 //!
 //! Keeping the invariant when an op `p` (with an edge into kernel `k`) is merged into `k`
-//! follows the dynamic topological sort of Pearce and Kelly: `k` keeps its key, `p` leaves
-//! the order, and the nodes reachable from `p` whose keys are below `k`'s (the search set
-//! of the cycle check, which cannot contain `k` when there is no cycle) move, in their old
-//! relative order, to just after `k`. The order itself is a doubly linked list whose keys
-//! grow along it (an order-maintenance list): keys start `GAP` apart, a moved node takes a
-//! key between its new neighbours, and when a gap is used up the whole list is renumbered.
+//! follows the dynamic topological sort of Pearce and Kelly, in whichever direction the
+//! cycle check found the smaller set: either `k` keeps its place and the nodes reachable
+//! from `p` whose keys are below `k`'s move, in their old relative order, to just after `k`
+//! ([`TopoOrder::merge_into`]); or `k` takes `p`'s place, preceded by the nodes that reach
+//! `k` whose keys are above `p`'s, in their old relative order
+//! ([`TopoOrder::merge_before`]). Either way `p` leaves the order. The order itself is a
+//! doubly linked list whose keys grow along it (an order-maintenance list): keys start
+//! `GAP` apart, a moved node takes a key between its new neighbours, and when a gap is
+//! used up the whole list is renumbered.
 
 /// Spacing of fresh keys.
 const GAP: u64 = 1 << 40;
@@ -45,6 +49,8 @@ pub struct TopoOrder {
     /// Per slot: `stamp` marks the members of the set being put in order.
     mark: Vec<u32>,
     stamp: u32,
+    /// Scratch: the slots being moved, in list order (kept for its allocation).
+    slots: Vec<u32>,
 }
 
 impl TopoOrder {
@@ -62,6 +68,7 @@ impl TopoOrder {
             renumbered: 0,
             mark: vec![0; n as usize],
             stamp: 0,
+            slots: Vec::new(),
         }
     }
 
@@ -89,64 +96,113 @@ impl TopoOrder {
     }
 
     /// Op `p`, whose successors ordered before kernel `k` are exactly `moved` (from the
-    /// cycle check, which found no path back to `k`), is merged into `k`.
+    /// cycle check, which found no path back to `k`), is merged into `k`: `p` leaves the
+    /// order and `moved` goes, in its old order, right after `k`.
     pub fn merge_into(&mut self, p: u32, k: u32, moved: &[Node]) {
         if moved.is_empty() {
             self.unlink(p);
             return;
         }
-        let slots = self.in_list_order(p, moved);
+        let mut slots = std::mem::take(&mut self.slots);
+        self.in_list_order(moved, p, true, &mut slots);
         self.unlink(p);
-        let mut at = self.n + k;
         for &s in &slots {
             self.unlink(s);
-            self.link_after(s, at);
-            at = s;
         }
-        let need = moved.len() as u64 + 1;
-        let after = self.next[at as usize];
-        let (start, end) = (self.key[(self.n + k) as usize], self.key_or_max(after));
+        self.splice_after(self.n + k, &slots);
+        self.slots = slots;
+    }
+
+    /// Op `p`, whose place in the order is taken by kernel `k`: `moved` are exactly the
+    /// predecessors of `k` ordered after `p` (from the cycle check, which found no path
+    /// from `p` to them). They go, in their old order and followed by `k`, where `p` was.
+    pub fn merge_before(&mut self, p: u32, k: u32, moved: &[Node]) {
+        let mut slots = std::mem::take(&mut self.slots);
+        self.in_list_order(moved, self.n + k, false, &mut slots);
+        slots.push(self.n + k);
+        let at = self.prev[p as usize];
+        self.unlink(p);
+        for &s in &slots {
+            self.unlink(s);
+        }
+        self.splice_after(at, &slots);
+        self.slots = slots;
+    }
+
+    /// Links the unlinked slots of `chain`, in order, right after `at` (`END`: at the head)
+    /// and gives them keys spread between those of their new neighbours; when there is no
+    /// room between those, renumbers the whole list.
+    fn splice_after(&mut self, at: u32, chain: &[u32]) {
+        let after = if at == END {
+            self.head
+        } else {
+            self.next[at as usize]
+        };
+        let mut prev = at;
+        for &s in chain {
+            self.prev[s as usize] = prev;
+            if prev == END {
+                self.head = s;
+            } else {
+                self.next[prev as usize] = s;
+            }
+            prev = s;
+        }
+        if prev != END {
+            self.next[prev as usize] = after;
+        }
+        if after != END {
+            self.prev[after as usize] = prev;
+        }
+        let need = chain.len() as u64 + 1;
+        let start = if at == END { 0 } else { self.key[at as usize] };
+        let end = self.key_or_max(after);
         if end - start < need {
             self.renumber(GAP.max(need));
             return;
         }
         let step = (end - start) / need;
-        let mut s = self.next[(self.n + k) as usize];
-        for j in 1..need {
-            self.key[s as usize] = start + step * j;
-            s = self.next[s as usize];
+        let mut key = start;
+        for &s in chain {
+            key += step;
+            self.key[s as usize] = key;
         }
     }
 
-    /// The slots of `nodes`, all between op `p` and the kernel in the list, in list
-    /// order: sorted by key when they are few, else collected by walking the list from `p`
-    /// (the walk is no longer than the cycle check that found them was wide).
-    fn in_list_order(&mut self, p: u32, nodes: &[Node]) -> Vec<u32> {
+    /// Puts the slots of `nodes` into `out` in list order. They all lie between op `p` and
+    /// a kernel; `from` is one of those two ends (`forward`: `p`, the walk follows `next`;
+    /// else the kernel's slot, the walk follows `prev`). Few nodes are sorted by key, more
+    /// are collected by walking the list from `from` (no longer than the cycle check that
+    /// found them was wide).
+    fn in_list_order(&mut self, nodes: &[Node], from: u32, forward: bool, out: &mut Vec<u32>) {
+        out.clear();
         if nodes.len() <= WALK_ABOVE {
-            let mut keyed: Vec<(u64, u32)> = nodes
-                .iter()
-                .map(|&node| {
-                    let s = self.slot(node);
-                    (self.key[s as usize], s)
-                })
-                .collect();
-            keyed.sort_unstable();
-            return keyed.into_iter().map(|(_, s)| s).collect();
+            out.extend(nodes.iter().map(|&node| self.slot(node)));
+            out.sort_unstable_by_key(|&s| self.key[s as usize]);
+            return;
         }
         self.stamp += 1;
         for &node in nodes {
             let s = self.slot(node) as usize;
             self.mark[s] = self.stamp;
         }
-        let mut out = Vec::with_capacity(nodes.len());
-        let mut s = self.next[p as usize];
+        let step = |t: &Self, s: u32| {
+            if forward {
+                t.next[s as usize]
+            } else {
+                t.prev[s as usize]
+            }
+        };
+        let mut s = step(self, from);
         while out.len() < nodes.len() && s != END {
             if self.mark[s as usize] == self.stamp {
                 out.push(s);
             }
-            s = self.next[s as usize];
+            s = step(self, s);
         }
-        out
+        if !forward {
+            out.reverse();
+        }
     }
 
     fn key_or_max(&self, slot: u32) -> u64 {
@@ -242,6 +298,43 @@ mod tests {
                 Node::Op(4)
             ]
         ));
+    }
+
+    #[test]
+    fn merging_before_moves_the_kernel_and_its_predecessors_to_the_op() {
+        // Op 1 joins kernel 0 (seeded at op 4); op 3, between them, feeds the kernel.
+        let mut t = TopoOrder::new(6);
+        t.seed_kernel(4, 0);
+        t.merge_before(1, 0, &[Node::Op(3)]);
+        let order = t.in_order();
+        assert_eq!(
+            order,
+            [
+                Node::Op(0),
+                Node::Op(3),
+                Node::Kernel(0),
+                Node::Op(2),
+                Node::Op(5)
+            ]
+        );
+        assert!(keys_in_order(&t, &order));
+    }
+
+    #[test]
+    fn merging_before_at_the_head_and_many_nodes() {
+        // p is the first op; more predecessors than the sorting threshold, found by
+        // walking back from the kernel.
+        let n = WALK_ABOVE as u32 * 3;
+        let mut t = TopoOrder::new(n as usize + 2);
+        t.seed_kernel(n + 1, 0);
+        let moved: Vec<Node> = (1..=n).filter(|i| i % 3 != 0).map(Node::Op).collect();
+        t.merge_before(0, 0, &moved);
+        let order = t.in_order();
+        let mut expect: Vec<Node> = (1..=n).filter(|i| i % 3 != 0).map(Node::Op).collect();
+        expect.push(Node::Kernel(0));
+        expect.extend((1..=n).filter(|i| i % 3 == 0).map(Node::Op));
+        assert_eq!(order, expect);
+        assert!(keys_in_order(&t, &order));
     }
 
     #[test]
