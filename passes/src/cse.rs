@@ -13,7 +13,6 @@ use crate::ir_util::{attrs_identical, is_pure};
 use crate::pass::Pass;
 use neuronc_ir::{Attr, Module, NamedAttrs, OpId, RegionId, ValueId};
 use rustc_hash::{FxHashMap, FxHasher};
-use smallvec::SmallVec;
 use std::hash::{Hash, Hasher};
 
 /// The `cse` pass.
@@ -24,11 +23,7 @@ impl Pass for Cse {
         "cse"
     }
     fn run(&self, module: &mut Module, ctx: &mut PassContext) -> Result<Changed, PassError> {
-        let mut state = State {
-            scopes: Vec::new(),
-            remap: FxHashMap::default(),
-            merged: 0,
-        };
+        let mut state = State::new(module.values.len());
         let bodies: Vec<RegionId> = module.funcs.iter().map(|f| f.body).collect();
         for body in bodies {
             state.region(module, body, ctx);
@@ -37,77 +32,143 @@ impl Pass for Cse {
     }
 }
 
+/// No entry (end of a candidate list, unmapped value).
+const NONE: u32 = u32::MAX;
+
+/// One visible op: a node of the candidate list of its hash.
+struct Entry {
+    op: OpId,
+    /// The next (earlier) visible op with the same hash, or [`NONE`].
+    next: u32,
+}
+
+/// The visible ops by [`op_hash`] (equivalent ops have equal hashes), in one table for
+/// all scopes: entries are pushed and popped in scope order, so leaving a region undoes
+/// exactly the entries it added.
+///
+/// Search order does not matter: an op is only made visible when no visible op is
+/// equivalent to it, and equivalence is an equivalence relation, so at most one visible
+/// op is equivalent to any given op.
 struct State {
-    /// Innermost scope last: hash → ops with that hash (almost always one: inline).
-    scopes: Vec<FxHashMap<u64, SmallVec<[OpId; 1]>>>,
-    /// Results of merged ops → the results they were merged into.
-    remap: FxHashMap<ValueId, ValueId>,
+    entries: Vec<Entry>,
+    /// Head of the candidate list of each hash.
+    heads: FxHashMap<u64, u32>,
+    /// `(hash, previous head)` of every pushed entry, to restore heads when a scope ends.
+    undo: Vec<(u64, u32)>,
+    /// Results of merged ops → the results they were merged into ([`NONE`]: unmapped).
+    remap: Vec<u32>,
+    any_remap: bool,
     merged: usize,
 }
 
 impl State {
+    fn new(values: usize) -> State {
+        State {
+            entries: Vec::new(),
+            heads: FxHashMap::default(),
+            undo: Vec::new(),
+            remap: vec![NONE; values],
+            any_remap: false,
+            merged: 0,
+        }
+    }
+
     fn region(&mut self, m: &mut Module, region: RegionId, ctx: &mut PassContext) {
-        let ops = m.region(region).ops.clone();
-        self.scopes.push(FxHashMap::with_capacity_and_hasher(
-            ops.len(),
-            Default::default(),
-        ));
+        let ops = std::mem::take(&mut m.region_mut(region).ops);
+        let scope = self.entries.len();
+        if scope == 0 {
+            // A function body: at most one entry per op (nested ops come and go).
+            self.heads.reserve(ops.len());
+            self.entries.reserve(ops.len());
+            self.undo.reserve(ops.len());
+        }
         let mut kept = Vec::with_capacity(ops.len());
         for op in ops {
             self.remap_operands(m, op);
-            for r in m.op(op).regions.clone() {
+            for i in 0..m.op(op).regions.len() {
+                let r = m.op(op).regions[i];
                 self.region(m, r, ctx);
             }
             if !is_pure(m, op) {
                 kept.push(op);
                 continue;
             }
-            let key = op_hash(m, op);
-            match self.find_equal(m, op, key) {
+            let hash = op_hash(m, op);
+            match self.find_equal(m, op, hash) {
                 Some(earlier) if ctx.try_rewrite("cse", m, op) => {
-                    let pairs: Vec<_> = m
-                        .op(op)
-                        .results
-                        .iter()
-                        .copied()
-                        .zip(m.op(earlier).results.iter().copied())
-                        .collect();
-                    self.remap.extend(pairs);
+                    let (o, e) = (m.op(op), m.op(earlier));
+                    for (&r, &to) in o.results.iter().zip(&e.results) {
+                        self.remap[r.index()] = to.0;
+                    }
+                    self.any_remap = true;
                     m.op_mut(op).parent = None;
                     self.merged += 1;
                 }
                 Some(_) => kept.push(op),
                 None => {
                     kept.push(op);
-                    if let Some(s) = self.scopes.last_mut() {
-                        s.entry(key).or_default().push(op);
-                    }
+                    self.push(op, hash);
                 }
             }
         }
         m.region_mut(region).ops = kept;
-        self.scopes.pop();
+        self.pop_to(scope);
     }
 
-    fn remap_operands(&self, m: &mut Module, op: OpId) {
-        if self.remap.is_empty() {
+    fn head(&self, hash: u64) -> u32 {
+        self.heads.get(&hash).copied().unwrap_or(NONE)
+    }
+
+    fn push(&mut self, op: OpId, hash: u64) {
+        let next = self
+            .heads
+            .insert(hash, self.entries.len() as u32)
+            .unwrap_or(NONE);
+        self.undo.push((hash, next));
+        self.entries.push(Entry { op, next });
+    }
+
+    /// Forgets the entries pushed since the scope started at `len` entries.
+    fn pop_to(&mut self, len: usize) {
+        if len == 0 {
+            self.entries.clear();
+            self.heads.clear();
+            self.undo.clear();
             return;
         }
-        for v in &mut m.op_mut(op).operands {
-            if let Some(&to) = self.remap.get(v) {
-                *v = to;
+        while self.entries.len() > len {
+            self.entries.pop();
+            if let Some((hash, prev)) = self.undo.pop() {
+                if prev == NONE {
+                    self.heads.remove(&hash);
+                } else {
+                    self.heads.insert(hash, prev);
+                }
             }
         }
     }
 
-    fn find_equal(&self, m: &Module, op: OpId, key: u64) -> Option<OpId> {
-        self.scopes
-            .iter()
-            .rev()
-            .filter_map(|s| s.get(&key))
-            .flatten()
-            .copied()
-            .find(|&cand| ops_equivalent(m, cand, op, &mut FxHashMap::default()))
+    fn remap_operands(&self, m: &mut Module, op: OpId) {
+        if !self.any_remap {
+            return;
+        }
+        for v in &mut m.op_mut(op).operands {
+            if let Some(&to) = self.remap.get(v.index()).filter(|&&t| t != NONE) {
+                *v = ValueId(to);
+            }
+        }
+    }
+
+    fn find_equal(&self, m: &Module, op: OpId, hash: u64) -> Option<OpId> {
+        let mut i = self.head(hash);
+        while i != NONE {
+            let e = &self.entries[i as usize];
+            if ops_equivalent(m, e.op, op, &mut FxHashMap::default()) {
+                return Some(e.op);
+            }
+            i = e.next;
+        }
+        None
     }
 }
 
@@ -138,10 +199,11 @@ fn op_hash(m: &Module, op: OpId) -> u64 {
     let o = m.op(op);
     let mut h = FxHasher::default();
     o.kind.hash(&mut h);
-    if o.kind.is_commutative() && o.operands.len() == 2 {
+    let commutative = o.kind.is_commutative();
+    if commutative && o.operands.len() == 2 {
         let (a, b) = (o.operands[0], o.operands[1]);
         (a.min(b), a.max(b)).hash(&mut h);
-    } else if o.kind.is_commutative() {
+    } else if commutative {
         canonical_operands(m, op).hash(&mut h);
     } else {
         o.operands.hash(&mut h);
@@ -159,9 +221,11 @@ fn op_hash(m: &Module, op: OpId) -> u64 {
     h.finish()
 }
 
+/// Hashes the attribute values (names are left out: ops of one kind almost always carry
+/// the same names, and equality is decided by [`attrs_identical`] anyway).
 fn hash_attrs(attrs: &NamedAttrs, h: &mut FxHasher) {
-    for (name, a) in attrs.iter() {
-        name.hash(h);
+    attrs.len().hash(h);
+    for (_, a) in attrs.iter() {
         hash_attr(a, h);
     }
 }

@@ -44,9 +44,12 @@ fn sweep(
     ctx: &mut Option<&mut PassContext>,
 ) -> usize {
     let mut removed = 0;
-    let ops = m.region(region).ops.clone();
-    let mut kept = Vec::with_capacity(ops.len());
-    for &op in ops.iter().rev() {
+    // Compacts the op list in place, from the back: `ops[kept_from..]` are the ops kept
+    // so far (the slots behind the visit position are free).
+    let mut ops = std::mem::take(&mut m.region_mut(region).ops);
+    let mut kept_from = ops.len();
+    for i in (0..ops.len()).rev() {
+        let op = ops[i];
         if is_dead(m, op, uses) {
             let allowed = match ctx.as_deref_mut() {
                 Some(c) => c.try_rewrite("dce", m, op),
@@ -58,14 +61,16 @@ fn sweep(
                 continue;
             }
         }
-        kept.push(op);
-        for r in m.op(op).regions.clone().into_iter().rev() {
+        kept_from -= 1;
+        ops[kept_from] = op;
+        for j in (0..m.op(op).regions.len()).rev() {
+            let r = m.op(op).regions[j];
             removed += sweep(m, r, uses, ctx);
         }
     }
-    removed += ops.len() - kept.len();
-    kept.reverse();
-    m.region_mut(region).ops = kept;
+    removed += kept_from;
+    ops.drain(..kept_from);
+    m.region_mut(region).ops = ops;
     removed
 }
 

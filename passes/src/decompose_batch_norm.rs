@@ -18,7 +18,7 @@
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
-use crate::ir_util::{encode_scalar, erase_op, make_splat_constant};
+use crate::ir_util::{encode_scalar, make_splat_constant};
 use crate::pass::Pass;
 use neuronc_ir::{
     Attr, ElemType, LocId, Module, NamedAttrs, OpId, OpKind, RegionId, Span, TypeId, ValueId,
@@ -35,14 +35,12 @@ impl Pass for DecomposeBatchNorm {
     fn run(&self, module: &mut Module, ctx: &mut PassContext) -> Result<Changed, PassError> {
         let mut targets = Vec::new();
         module.walk_ops(|op| {
-            if matches!(
-                module.op(op).kind,
-                OpKind::BatchNormTraining | OpKind::BatchNormInference | OpKind::BatchNormGrad
-            ) {
+            if is_batch_norm(module.op(op).kind) {
                 targets.push(op);
             }
         });
         let mut replacements = FxHashMap::default();
+        let mut expansions = FxHashMap::default();
         for op in targets {
             let Some(shape) = Shape::of(module, op) else {
                 continue;
@@ -50,14 +48,22 @@ impl Pass for DecomposeBatchNorm {
             if !ctx.try_rewrite("decompose-batch-norm", module, op) {
                 break;
             }
-            expand(module, op, &shape, &mut replacements);
+            expand(module, op, &shape, &mut replacements, &mut expansions);
         }
         if replacements.is_empty() {
             return Ok(Changed::No);
         }
+        place_expansions(module, expansions);
         replace_uses(module, &replacements);
         Ok(Changed::Yes)
     }
+}
+
+fn is_batch_norm(kind: OpKind) -> bool {
+    matches!(
+        kind,
+        OpKind::BatchNormTraining | OpKind::BatchNormInference | OpKind::BatchNormGrad
+    )
 }
 
 /// What the expansion needs to know about one batch-norm op.
@@ -219,19 +225,32 @@ impl Builder<'_> {
 
 /// Redirects every use of a replaced value in one walk over the module.
 fn replace_uses(m: &mut Module, map: &FxHashMap<ValueId, ValueId>) {
+    // Dense lookup table: every operand of every op is looked up.
+    let mut to = vec![u32::MAX; m.values.len()];
+    for (from, by) in map {
+        to[from.index()] = by.0;
+    }
     let mut live = Vec::new();
     m.walk_ops(|op| live.push(op));
     for op in live {
         for v in &mut m.op_mut(op).operands {
-            if let Some(&to) = map.get(v) {
-                *v = to;
+            if let Some(&by) = to.get(v.index()).filter(|&&by| by != u32::MAX) {
+                *v = ValueId(by);
             }
         }
     }
 }
 
-/// Expands one op in place; records its results' replacements in `map`.
-fn expand(m: &mut Module, op: OpId, s: &Shape, map: &mut FxHashMap<ValueId, ValueId>) {
+/// Expands one op: builds its replacement ops (placed later by [`place_expansions`],
+/// which puts them where `op` was, into `expansions`) and records its results'
+/// replacements in `map`.
+fn expand(
+    m: &mut Module,
+    op: OpId,
+    s: &Shape,
+    map: &mut FxHashMap<ValueId, ValueId>,
+    expansions: &mut FxHashMap<OpId, Vec<OpId>>,
+) {
     let o = m.op(op).clone();
     let Some(parent) = o.parent else {
         return;
@@ -273,15 +292,11 @@ fn expand(m: &mut Module, op: OpId, s: &Shape, map: &mut FxHashMap<ValueId, Valu
         .map(|(v, &old)| b.narrow_to(v, b.m.value_type(old)))
         .collect();
     let new_ops = std::mem::take(&mut b.ops);
-    let pos = m
-        .region(parent)
-        .ops
-        .iter()
-        .position(|&p| p == op)
-        .unwrap_or(0);
-    insert_all(m, parent, pos, new_ops);
+    for &new in &new_ops {
+        m.op_mut(new).parent = Some(parent);
+    }
+    expansions.insert(op, new_ops);
     map.extend(o.results.iter().copied().zip(new_results));
-    erase_op(m, op);
 }
 
 fn expand_grad(b: &mut Builder, operands: &[ValueId], s: &Shape) -> Vec<ValueId> {
@@ -315,9 +330,28 @@ fn expand_grad(b: &mut Builder, operands: &[ValueId], s: &Shape) -> Vec<ValueId>
     vec![grad_x, grad_scale, sum_dy]
 }
 
-fn insert_all(m: &mut Module, region: RegionId, pos: usize, ops: Vec<OpId>) {
-    for &op in &ops {
-        m.op_mut(op).parent = Some(region);
+/// Replaces each expanded op by its expansion, in one rebuild per region; the expanded
+/// ops are detached (they stay in the arena).
+fn place_expansions(m: &mut Module, mut expansions: FxHashMap<OpId, Vec<OpId>>) {
+    let mut regions: Vec<RegionId> = expansions
+        .keys()
+        .filter_map(|&op| m.op(op).parent)
+        .collect();
+    regions.sort_unstable();
+    regions.dedup();
+    for region in regions {
+        let old = std::mem::take(&mut m.region_mut(region).ops);
+        let mut ops = Vec::with_capacity(old.len());
+        for op in old {
+            let expanded = is_batch_norm(m.op(op).kind);
+            match expanded.then(|| expansions.remove(&op)).flatten() {
+                Some(new_ops) => {
+                    ops.extend(new_ops);
+                    m.op_mut(op).parent = None;
+                }
+                None => ops.push(op),
+            }
+        }
+        m.region_mut(region).ops = ops;
     }
-    m.region_mut(region).ops.splice(pos..pos, ops);
 }

@@ -58,14 +58,8 @@ pub fn use_counts(m: &Module) -> Vec<u32> {
 pub fn is_pure(m: &Module, op: OpId) -> bool {
     let o = m.op(op);
     let kind_ok = match o.kind {
-        OpKind::Rng
-        | OpKind::RngBitGenerator
-        | OpKind::Call
-        | OpKind::AfterAll
-        | OpKind::CreateToken
-        | OpKind::OptimizationBarrier => false,
         OpKind::Composite => is_neuronc_composite(o),
-        k => !k.has_side_effect() && !k.is_terminator(),
+        k => pure_kind(k),
     };
     kind_ok
         && o.regions.iter().all(|&r| {
@@ -74,6 +68,27 @@ pub fn is_pure(m: &Module, op: OpId) -> bool {
                 .iter()
                 .all(|&inner| m.op(inner).kind.is_terminator() || is_pure(m, inner))
         })
+}
+
+/// Whether ops of kind `k` (other than `composite`) are pure by their kind; a table built
+/// once, since every pass asks for every op.
+fn pure_kind(k: OpKind) -> bool {
+    static TABLE: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        OpKind::ALL
+            .iter()
+            .map(|&k| match k {
+                OpKind::Rng
+                | OpKind::RngBitGenerator
+                | OpKind::Call
+                | OpKind::AfterAll
+                | OpKind::CreateToken
+                | OpKind::OptimizationBarrier => false,
+                k => !k.has_side_effect() && !k.is_terminator(),
+            })
+            .collect()
+    });
+    table[k as usize]
 }
 
 /// A `stablehlo.composite` created by this crate (`neuronc.*`), whose decomposition is
@@ -105,19 +120,32 @@ pub fn constant_of(m: &Module, v: ValueId) -> Option<&DenseElements> {
 /// If `v` is a splat — a constant whose elements are all equal, possibly seen through
 /// `broadcast_in_dim`/`reshape` — the element type and the one element's bytes.
 pub fn splat_of(m: &Module, v: ValueId) -> Option<(ElemType, Vec<u8>)> {
-    if let Some(op) = def_op(m, v) {
+    splat_ref(m, v).map(|(elem, bytes)| (elem, bytes.to_vec()))
+}
+
+/// [`splat_of`] without copying: the element bytes are borrowed from the constant.
+pub fn splat_ref(m: &Module, v: ValueId) -> Option<(ElemType, &[u8])> {
+    let mut v = v;
+    // Look through broadcast_in_dim/reshape chains.
+    while let Some(op) = def_op(m, v) {
         let o = m.op(op);
-        if matches!(o.kind, OpKind::BroadcastInDim | OpKind::Reshape) {
-            return splat_of(m, o.operands[0]);
+        if !matches!(o.kind, OpKind::BroadcastInDim | OpKind::Reshape) {
+            break;
         }
+        v = o.operands[0];
     }
     let e = constant_of(m, v)?;
     if e.len == 0 {
         return None;
     }
-    let first = e.element_bytes(0).to_vec();
-    let all_equal = e.is_splat() || (1..e.len).all(|i| e.element_bytes(i) == first.as_slice());
+    let first = e.element_bytes(0);
+    let all_equal = e.is_splat() || (1..e.len).all(|i| e.element_bytes(i) == first);
     all_equal.then_some((e.elem, first))
+}
+
+/// `splat_is(&splat_of(m, v), x)` without allocating.
+pub fn is_splat_value(m: &Module, v: ValueId, x: f64) -> bool {
+    splat_ref(m, v).is_some_and(|(elem, bytes)| splat_bytes_are(elem, bytes, x))
 }
 
 /// The numeric value of one element's bytes as `f64` (floats of 16/32/64 bits, ints, i1).
@@ -160,14 +188,25 @@ fn mask(bits: u8) -> u64 {
 /// Whether the splat `(elem, bytes)` is exactly the number `x` (floats: same bits as the
 /// value converted to the type, so `-0.0` and `+0.0` differ).
 pub fn splat_is(splat: &Option<(ElemType, Vec<u8>)>, x: f64) -> bool {
-    let Some((elem, bytes)) = splat else {
-        return false;
-    };
+    splat
+        .as_ref()
+        .is_some_and(|(elem, bytes)| splat_bytes_are(*elem, bytes, x))
+}
+
+/// Whether one element's bytes `bytes` of type `elem` are exactly the number `x` (the
+/// test of [`splat_is`]).
+fn splat_bytes_are(elem: ElemType, bytes: &[u8], x: f64) -> bool {
     if elem.is_float() {
-        return encode_scalar(*elem, x).is_some_and(|b| &b == bytes);
+        return match elem {
+            ElemType::F32 => bytes == (x as f32).to_le_bytes(),
+            ElemType::F64 => bytes == x.to_le_bytes(),
+            ElemType::F16 => bytes == half::f16::from_f64(x).to_le_bytes(),
+            ElemType::BF16 => bytes == half::bf16::from_f64(x).to_le_bytes(),
+            _ => encode_scalar(elem, x).is_some_and(|b| b == bytes),
+        };
     }
     if elem.is_integer() || elem.is_bool() {
-        return elem_as_i128(*elem, bytes).is_some_and(|v| v as f64 == x);
+        return elem_as_i128(elem, bytes).is_some_and(|v| v as f64 == x);
     }
     false
 }

@@ -87,7 +87,7 @@ pub fn run_pipeline(
 ) -> Result<PassReport, PassError> {
     let start = Instant::now();
     let mut report = PassReport {
-        ops_before: module.num_live_ops(),
+        ops_before: count_live_ops(module),
         ..PassReport::default()
     };
     let mut live = report.ops_before;
@@ -153,7 +153,7 @@ fn run_one(
         ctx.emit_print(pass.name(), &text);
     }
     if changed.changed() {
-        *live = module.num_live_ops();
+        *live = count_live_ops(module);
     }
     report.runs.push(PassRun {
         pass: pass.name(),
@@ -163,6 +163,20 @@ fn run_one(
         ops_after: *live,
     });
     Ok(changed)
+}
+
+/// [`Module::num_live_ops`], counted per region (op list lengths) instead of per op.
+fn count_live_ops(m: &Module) -> usize {
+    fn region(m: &Module, r: neuronc_ir::RegionId) -> usize {
+        let ops = &m.region(r).ops;
+        ops.len()
+            + ops
+                .iter()
+                .flat_map(|&op| &m.op(op).regions)
+                .map(|&sub| region(m, sub))
+                .sum::<usize>()
+    }
+    m.funcs.iter().map(|f| region(m, f.body)).sum()
 }
 
 /// The options of `neuronc-rs opt`, one field per flag.

@@ -278,14 +278,34 @@ struct Plan {
 
 impl Plan {
     fn build(m: &Module) -> Plan {
-        let ranges = Ranges::analyze(m);
-        let mut members = Vec::new();
+        // Candidates: what `classify` can accept before it looks at ranges (member kind,
+        // touches i64, in a scanned region). The range analysis runs only if there is one.
+        let i64_type: Vec<bool> = (0..m.types.len() as u32)
+            .map(|i| m.types.tensor_of(TypeId(i)).is_some_and(|t| t.elem == I64))
+            .collect();
+        let is64 = |v: &ValueId| i64_type[m.value_type(*v).0 as usize];
+        let mut candidates = Vec::new();
+        // Ops reading an i64 value, in walk order: the only possible users of narrowed
+        // values (see `collect_wide_uses`).
+        let mut i64_users = Vec::new();
         m.walk_ops(|op| {
-            let parent = m.op(op).parent;
-            if parent.is_some_and(|p| scanned_region(m, p)) {
-                members.extend(classify(m, &ranges, op));
+            let o = m.op(op);
+            let reads = o.operands.iter().any(is64);
+            if reads {
+                i64_users.push(op);
+            }
+            if (reads || o.results.iter().any(is64))
+                && NARROWABLE.contains(&o.kind)
+                && o.parent.is_some_and(|p| scanned_region(m, p))
+            {
+                candidates.push(op);
             }
         });
+        let mut members = Vec::new();
+        if !candidates.is_empty() {
+            let ranges = Ranges::analyze_for(m, &candidates);
+            members.extend(candidates.iter().filter_map(|&op| classify(m, &ranges, op)));
+        }
         let index: FxHashMap<OpId, usize> = members
             .iter()
             .enumerate()
@@ -304,7 +324,7 @@ impl Plan {
             wide_uses: FxHashMap::default(),
             accepted: Vec::new(),
         };
-        plan.collect_wide_uses(m);
+        plan.collect_wide_uses(m, &i64_users);
         plan.decide(m);
         plan
     }
@@ -316,15 +336,17 @@ impl Plan {
             .is_some_and(|&k| self.members[k].operands.contains(&i))
     }
 
-    fn collect_wide_uses(&mut self, m: &Module) {
+    /// `i64_users`: every live op reading an i64 value, in walk order (narrowed values
+    /// are i64, so no other op uses one).
+    fn collect_wide_uses(&mut self, m: &Module, i64_users: &[OpId]) {
         let mut wide: FxHashMap<ValueId, Vec<(OpId, usize)>> = FxHashMap::default();
-        m.walk_ops(|op| {
+        for &op in i64_users {
             for (i, v) in m.op(op).operands.iter().enumerate() {
                 if self.narrowed.contains_key(v) && !self.narrowed_slot(op, i) {
                     wide.entry(*v).or_default().push((op, i));
                 }
             }
-        });
+        }
         self.wide_uses = wide;
     }
 

@@ -21,7 +21,7 @@
 //! body is analysed with whole-type arguments and the results get their type range.
 
 use crate::ir_util::elem_as_i128;
-use neuronc_ir::{Attr, ElemType, Module, OpId, OpKind, RegionId, ValueId};
+use neuronc_ir::{Attr, ElemType, Module, OpId, OpKind, RegionId, TypeId, ValueDef, ValueId};
 
 /// A closed interval of integers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,19 +156,119 @@ impl Interval {
 #[derive(Clone, Debug, Default)]
 pub struct Ranges {
     iv: Vec<Option<Interval>>,
+    /// The whole range of each integer tensor type, by [`TypeId`] (`None`: not an
+    /// integer tensor type); looked up for every value the analysis sets.
+    type_range: Vec<Option<Interval>>,
 }
 
 impl Ranges {
     /// Analyses every function body of `m` (forward, one pass: SSA has no cycles outside
     /// regions, and region arguments are bounded by the rules in the module docs).
     pub fn analyze(m: &Module) -> Ranges {
-        let mut r = Ranges {
-            iv: vec![None; m.values.len()],
-        };
+        let mut r = Ranges::unanalyzed(m);
         for f in &m.funcs {
             r.region(m, f.body, None);
         }
         r
+    }
+
+    /// Like [`Ranges::analyze`], but only for what the ranges of the values of `roots`
+    /// (their operands, results and the values of their regions) depend on: the
+    /// function-level ops that define those values (or contain them) and, transitively,
+    /// the function-level ops defining the integer values those read. Every value of
+    /// those ops gets the interval [`Ranges::analyze`] gives it (an op's intervals depend
+    /// only on the intervals of the integer values it reads); other values are left
+    /// without one.
+    pub fn analyze_for(m: &Module, roots: &[OpId]) -> Ranges {
+        let mut r = Ranges::unanalyzed(m);
+        for f in &m.funcs {
+            for &a in &m.region(f.body).args {
+                r.set(m, a, None);
+            }
+        }
+        let mut state = vec![Visit::New; m.ops.len()];
+        for &root in roots {
+            // The roots' own operands are needed even when the analysis of the root's
+            // function-level op reads nothing (no integer value defined).
+            let top = function_level(m, root);
+            for d in r.reads(m, top) {
+                r.demand(m, d, &mut state);
+            }
+            r.demand(m, top, &mut state);
+        }
+        r
+    }
+
+    fn unanalyzed(m: &Module) -> Ranges {
+        let type_range = (0..m.types.len() as u32)
+            .map(|i| {
+                m.types
+                    .tensor_of(TypeId(i))
+                    .and_then(|t| Interval::of_type(t.elem))
+            })
+            .collect();
+        Ranges {
+            iv: vec![None; m.values.len()],
+            type_range,
+        }
+    }
+
+    /// Analyses the function-level op `top` after the function-level ops it depends on
+    /// (depth first, with an explicit stack: dependency chains can be long).
+    fn demand(&mut self, m: &Module, top: OpId, state: &mut [Visit]) {
+        if state[top.index()] != Visit::New {
+            return;
+        }
+        state[top.index()] = Visit::Pending;
+        let mut stack = vec![(top, self.dependencies(m, top))];
+        while let Some((op, deps)) = stack.last_mut() {
+            if let Some(d) = deps.pop() {
+                if state[d.index()] == Visit::New {
+                    state[d.index()] = Visit::Pending;
+                    let dd = self.dependencies(m, d);
+                    stack.push((d, dd));
+                }
+                continue;
+            }
+            let op = *op;
+            stack.pop();
+            self.op(m, op);
+            state[op.index()] = Visit::Done;
+        }
+    }
+
+    /// [`Ranges::reads`] of the function-level op `top`, or nothing when `top` defines no
+    /// integer value (its analysis reads nothing then).
+    fn dependencies(&self, m: &Module, top: OpId) -> Vec<OpId> {
+        if !self.defines_int(m, top) {
+            return Vec::new();
+        }
+        self.reads(m, top)
+    }
+
+    /// The other function-level ops defining integer values that `top` (or an op of its
+    /// regions) reads.
+    fn reads(&self, m: &Module, top: OpId) -> Vec<OpId> {
+        let mut out = Vec::new();
+        let mut visit = |op: OpId| {
+            for &v in &m.op(op).operands {
+                if self.type_range(m, v).is_none() {
+                    continue;
+                }
+                let def = match m.value(v).def {
+                    ValueDef::Result(d, _) => Some(d),
+                    ValueDef::RegionArg(r, _) => m.region(r).parent,
+                };
+                if let Some(t) = def.map(|d| function_level(m, d)).filter(|&t| t != top) {
+                    out.push(t);
+                }
+            }
+        };
+        visit(top);
+        for &r in &m.op(top).regions {
+            m.walk_region(r, &mut visit);
+        }
+        out
     }
 
     /// The interval of `v` (`None` for non-integer values and for values created after
@@ -177,8 +277,28 @@ impl Ranges {
         self.iv.get(v.index()).copied().flatten()
     }
 
+    /// The whole range of `v`'s type, if it is an integer tensor.
+    fn type_range(&self, m: &Module, v: ValueId) -> Option<Interval> {
+        self.type_range
+            .get(m.value_type(v).0 as usize)
+            .copied()
+            .flatten()
+    }
+
+    /// Whether `op` or an op of its regions defines an integer value (result or region
+    /// argument): only those values get intervals.
+    fn defines_int(&self, m: &Module, op: OpId) -> bool {
+        let o = m.op(op);
+        o.results.iter().any(|&r| self.type_range(m, r).is_some())
+            || o.regions.iter().any(|&region| {
+                let r = m.region(region);
+                r.args.iter().any(|&a| self.type_range(m, a).is_some())
+                    || r.ops.iter().any(|&inner| self.defines_int(m, inner))
+            })
+    }
+
     fn set(&mut self, m: &Module, v: ValueId, iv: Option<Interval>) {
-        let ty = elem(m, v).and_then(Interval::of_type);
+        let ty = self.type_range(m, v);
         let bounded = match (iv, ty) {
             (Some(i), Some(t)) if t.contains(i) => Some(i),
             (_, t) => t,
@@ -215,6 +335,11 @@ impl Ranges {
 
     fn op(&mut self, m: &Module, op: OpId) {
         let o = m.op(op);
+        if !self.defines_int(m, op) {
+            // Non-integer values have no interval: nothing to compute (their slots are
+            // `None` from the start, and `set` would keep them so).
+            return;
+        }
         if o.results.len() == 1 && o.regions.is_empty() {
             let iv = self.transfer(m, op);
             self.set(m, o.results[0], iv);
@@ -401,6 +526,22 @@ impl Ranges {
     }
 }
 
+/// Progress of [`Ranges::analyze_for`] on a function-level op.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Visit {
+    New,
+    Pending,
+    Done,
+}
+
+/// The op of a function body that is `op` or contains it.
+fn function_level(m: &Module, mut op: OpId) -> OpId {
+    while let Some(owner) = m.op(op).parent.and_then(|r| m.region(r).parent) {
+        op = owner;
+    }
+    op
+}
+
 /// Whether `region` is exactly `%s = add %arg0, %arg1; return %s`.
 fn is_add_body(m: &Module, region: RegionId) -> bool {
     let r = m.region(region);
@@ -466,6 +607,55 @@ mod tests {
         );
         let huge = Interval::of_type(ElemType::UInt(64)).unwrap();
         assert_eq!(huge.checked_mul(huge), None);
+    }
+
+    /// Every fixture module (chunks split at `// -----`): the demand-driven analysis of
+    /// each function-level op gives every value of that op the interval of the whole-
+    /// module analysis (the oracle).
+    #[test]
+    fn demand_driven_analysis_matches_the_whole_module_analysis() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
+        let mut files = Vec::new();
+        let mut dirs = vec![root];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.extension().is_some_and(|x| x == "mlir") {
+                    files.push(p);
+                }
+            }
+        }
+        assert!(files.len() > 50, "fixtures not found");
+        let mut checked = 0;
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for chunk in text.split("// -----") {
+                let Ok(m) = neuronc_ir::parse::parse_module(chunk) else {
+                    continue;
+                };
+                let full = Ranges::analyze(&m);
+                let mut tops = Vec::new();
+                for func in &m.funcs {
+                    tops.extend(m.region(func.body).ops.iter().copied());
+                }
+                // A few roots at a time keeps the test fast on the large models.
+                for root in tops.iter().step_by(7) {
+                    let part = Ranges::analyze_for(&m, &[*root]);
+                    let mut values = m.op(*root).results.clone();
+                    values.extend(m.op(*root).operands.iter().copied());
+                    for &r in &m.op(*root).regions {
+                        m.walk_region(r, &mut |op| values.extend(&m.op(op).results));
+                    }
+                    for v in values {
+                        assert_eq!(part.get(v), full.get(v), "{}: {v}", f.display());
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000);
     }
 
     #[test]

@@ -51,7 +51,7 @@ pub fn each_unit(
             }
         }
     }
-    Ok((join(&outputs), status))
+    Ok((join(outputs), status))
 }
 
 /// Drops a module the command is done with without freeing it: the process exits soon
@@ -62,7 +62,15 @@ pub fn discard(module: neuronc_ir::Module) {
 }
 
 /// Joins unit outputs with [`SEPARATOR`], making sure each output ends with a newline.
-fn join(outputs: &[String]) -> String {
+/// A single output is returned as it is (no copy of a large module's text).
+fn join(mut outputs: Vec<String>) -> String {
+    if outputs.len() == 1 {
+        let mut text = outputs.pop().unwrap_or_default();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        return text;
+    }
     let mut all = String::new();
     for (i, text) in outputs.iter().enumerate() {
         if i > 0 {

@@ -54,6 +54,12 @@ fn write_name(out: &mut String, n: &str) {
 
 /// `@name`, quoted when not a bare identifier; nested `a::@b` references keep their parts.
 pub(crate) fn write_symbol(out: &mut String, s: &str) {
+    if is_bare_id(s) {
+        // A bare identifier has no `::@` nesting.
+        out.push('@');
+        out.push_str(s);
+        return;
+    }
     for (i, part) in s.split("::@").enumerate() {
         if i > 0 {
             out.push_str("::");
@@ -70,6 +76,12 @@ pub(crate) fn write_symbol(out: &mut String, s: &str) {
 /// A quoted, escaped string.
 pub(crate) fn write_string(out: &mut String, s: &str) {
     out.push('"');
+    let plain = |b: u8| (0x20..=0x7E).contains(&b) && b != b'"' && b != b'\\';
+    if s.bytes().all(plain) {
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     for &b in s.as_bytes() {
         match b {
             b'"' => out.push_str("\\\""),
@@ -148,7 +160,11 @@ pub(crate) fn write_attr(p: &mut Printer<'_>, a: &Attr) {
         Attr::Dict(d) => write_attr_dict(p, d),
         Attr::Elements(e) => write_dense(p, e),
         Attr::Enum(e) => {
-            let _ = write!(p.out, "#stablehlo<{} {}>", e.kind.mnemonic(), e.value);
+            p.out.push_str("#stablehlo<");
+            p.out.push_str(e.kind.mnemonic());
+            p.out.push(' ');
+            p.out.push_str(&e.value);
+            p.out.push('>');
         }
         Attr::DotDims(d) => write_struct(
             &mut p.out,
@@ -424,24 +440,22 @@ pub(crate) fn write_float(out: &mut String, v: f64, t: ElemType) {
         bits_hex(out);
         return;
     }
-    let s = match t {
-        ElemType::F64 => format!("{v:?}"),
-        _ => format!("{:?}", v as f32),
+    let start = out.len();
+    let _ = match t {
+        ElemType::F64 => write!(out, "{v:?}"),
+        _ => write!(out, "{:?}", v as f32),
     };
-    push_with_dot(out, &s);
+    ensure_dot(out, start);
 }
 
-/// Ensures a `.` in the mantissa (`1e-7` -> `1.0e-7`, `3` -> `3.0`).
-fn push_with_dot(out: &mut String, s: &str) {
-    let (mant, exp) = match s.find(['e', 'E']) {
-        Some(i) => (&s[..i], &s[i..]),
-        None => (s, ""),
-    };
-    out.push_str(mant);
-    if !mant.contains('.') {
-        out.push_str(".0");
+/// Ensures a `.` in the mantissa of the number written at `out[start..]` (`1e-7` ->
+/// `1.0e-7`, `3` -> `3.0`).
+fn ensure_dot(out: &mut String, start: usize) {
+    let s = &out[start..];
+    let exp = s.find(['e', 'E']).map_or(out.len(), |i| start + i);
+    if !out[start..exp].contains('.') {
+        out.insert_str(exp, ".0");
     }
-    out.push_str(exp);
 }
 
 /// `dense<...> : tensor<...>`.
@@ -459,9 +473,7 @@ fn write_dense_body(out: &mut String, m: &crate::Module, e: &DenseElements) {
         DenseData::Full(b) if e.len == 0 || b.is_empty() => {}
         DenseData::Full(b) if e.len > HEX_THRESHOLD && e.elem != ElemType::I1 => {
             out.push_str("\"0x");
-            for byte in b.iter() {
-                let _ = write!(out, "{byte:02X}");
-            }
+            push_hex(out, b.iter().copied());
             out.push('"');
         }
         DenseData::Full(b) => {
@@ -474,6 +486,18 @@ fn write_dense_body(out: &mut String, m: &crate::Module, e: &DenseElements) {
             write_nested(out, e.elem, b, w, &shape, &mut idx);
         }
     }
+}
+
+/// Appends each byte as two uppercase hex digits (`{:02X}`), without `fmt` per byte.
+fn push_hex(out: &mut String, bytes: impl ExactSizeIterator<Item = u8>) {
+    const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+    let mut buf = Vec::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        buf.push(DIGITS[usize::from(byte >> 4)]);
+        buf.push(DIGITS[usize::from(byte & 15)]);
+    }
+    // Hex digits are ASCII.
+    out.push_str(std::str::from_utf8(&buf).unwrap_or_default());
 }
 
 fn write_nested(out: &mut String, t: ElemType, b: &[u8], w: usize, shape: &[i64], idx: &mut usize) {
@@ -513,9 +537,7 @@ fn write_elem(out: &mut String, t: ElemType, b: &[u8]) {
         if v.is_nan() {
             // Keep the exact NaN payload.
             out.push_str("0x");
-            for byte in b.iter().rev() {
-                let _ = write!(out, "{byte:02X}");
-            }
+            push_hex(out, b.iter().rev().copied());
             return;
         }
         write_float(out, v, t);

@@ -76,19 +76,24 @@ pub fn print_module(module: &Module, opts: &PrintOptions) -> String {
         use rayon::prelude::*;
         // One group per thread: each group's printer has its own value-name table and
         // output buffer, and fresh memory costs page faults, so fewer, larger groups win.
+        // The first group prints straight into the module's buffer (no copy of its text).
         let groups = func_groups(module, rayon::current_num_threads());
-        let texts: Vec<String> = groups
-            .par_iter()
-            .map(|range| {
-                let ops: usize = range.clone().map(|f| func_weight(module, f)).sum();
-                let mut q = Printer::new(module, opts, ops * 80);
-                q.indent = 1;
-                for f in range.clone() {
-                    q.print_func(f);
-                }
-                q.out
-            })
-            .collect();
+        let (first, others) = groups.split_first().unwrap_or((&(0..0), &[]));
+        let ((), texts) = rayon::join(
+            || p.print_funcs(first.clone()),
+            || {
+                others
+                    .par_iter()
+                    .map(|range| {
+                        let ops: usize = range.clone().map(|f| func_weight(module, f)).sum();
+                        let mut q = Printer::new(module, opts, ops * 160);
+                        q.indent = 1;
+                        q.print_funcs(range.clone());
+                        q.out
+                    })
+                    .collect::<Vec<String>>()
+            },
+        );
         for t in &texts {
             p.out.push_str(t);
         }
@@ -147,6 +152,12 @@ impl<'m> Printer<'m> {
             write_attr_dict(self, &m.attrs);
         }
         self.out.push_str(" {\n");
+    }
+
+    fn print_funcs(&mut self, range: std::ops::Range<usize>) {
+        for f in range {
+            self.print_func(f);
+        }
     }
 
     fn print_func(&mut self, fi: usize) {

@@ -37,7 +37,8 @@ impl<'m> Printer<'m> {
                 Syntax::Constant | Syntax::ChloConstant => self.pp_constant(op, &mut rest),
                 Syntax::Iota => take_int(&mut rest, "iota_dimension", ElemType::Int(64))
                     .is_some_and(|d| {
-                        let _ = write!(self.out, " dim = {d}");
+                        self.out.push_str(" dim = ");
+                        push_num(&mut self.out, d);
                         self.attr_dict_opt(&rest);
                         self.out.push_str(" : ");
                         self.result_types(op);
@@ -55,7 +56,9 @@ impl<'m> Printer<'m> {
                     .is_some_and(|i| {
                         self.out.push(' ');
                         self.values(&o.operands);
-                        let _ = write!(self.out, "[{i}]");
+                        self.out.push('[');
+                        push_num(&mut self.out, i);
+                        self.out.push(']');
                         self.finish_functional(op, &rest);
                         o.operands.len() == 1
                     }),
@@ -233,12 +236,12 @@ impl<'m> Printer<'m> {
                 None => return false,
                 Some(a) => {
                     let mark = self.out.len();
-                    let _ = write!(
-                        self.out,
-                        "{} {} = ",
-                        if o.operands.is_empty() { "" } else { "," },
-                        k.kw
-                    );
+                    if !o.operands.is_empty() {
+                        self.out.push(',');
+                    }
+                    self.out.push(' ');
+                    self.out.push_str(k.kw);
+                    self.out.push_str(" = ");
                     if !self.kw_value(a, k.v) {
                         self.out.truncate(mark);
                         return false;
@@ -341,11 +344,14 @@ impl<'m> Printer<'m> {
         if d.kind != EnumKind::ComparisonDirection {
             return false;
         }
-        let _ = write!(self.out, " {}, ", d.value);
+        self.out.push(' ');
+        self.out.push_str(&d.value);
+        self.out.push_str(", ");
         self.values(&self.m.op(op).operands);
         match rest.remove("compare_type") {
             Some(Attr::Enum(t)) if t.kind == EnumKind::ComparisonType => {
-                let _ = write!(self.out, ", {}", t.value);
+                self.out.push_str(", ");
+                self.out.push_str(&t.value);
             }
             Some(_) => return false,
             None => {}
@@ -377,9 +383,12 @@ impl<'m> Printer<'m> {
             if i > 0 {
                 self.out.push_str(", ");
             }
-            let _ = write!(self.out, "{}:{}", s[i], l[i]);
+            push_num(&mut self.out, s[i]);
+            self.out.push(':');
+            push_num(&mut self.out, l[i]);
             if st[i] != 1 {
-                let _ = write!(self.out, ":{}", st[i]);
+                self.out.push(':');
+                push_num(&mut self.out, st[i]);
             }
         }
         self.out.push(']');

@@ -19,7 +19,7 @@
 //! "0"/"1" are splat constants, also seen through `broadcast_in_dim`/`reshape`.
 
 use super::{Rewriter, Rule};
-use crate::ir_util::{def_of_kind, splat_is, splat_of};
+use crate::ir_util::{def_of_kind, is_splat_value, splat_ref};
 use neuronc_ir::{Attr, ElemType, Module, OpId, OpKind, ValueId};
 
 pub static RULES: &[Rule] = &[
@@ -108,10 +108,10 @@ fn same_type_as_result(m: &Module, op: OpId, x: ValueId) -> Option<ValueId> {
 /// `commutes`.
 fn other_than_splat(m: &Module, op: OpId, c: f64, commutes: bool) -> Option<ValueId> {
     let ops = &m.op(op).operands;
-    if splat_is(&splat_of(m, ops[1]), c) {
+    if is_splat_value(m, ops[1], c) {
         return same_type_as_result(m, op, ops[0]);
     }
-    if commutes && splat_is(&splat_of(m, ops[0]), c) {
+    if commutes && is_splat_value(m, ops[0], c) {
         return same_type_as_result(m, op, ops[1]);
     }
     None
@@ -159,7 +159,7 @@ fn mul_zero_int(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
         return None;
     }
     let ops = &rw.m.op(op).operands;
-    if !ops.iter().any(|&v| splat_is(&splat_of(rw.m, v), 0.0)) {
+    if !ops.iter().any(|&v| is_splat_value(rw.m, v, 0.0)) {
         return None;
     }
     replace_by_splat(rw, op, 0.0)
@@ -204,7 +204,7 @@ fn idempotent_self(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
 
 fn select_const_pred(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
     let ops = rw.m.op(op).operands.clone();
-    let (elem, bytes) = splat_of(rw.m, ops[0])?;
+    let (elem, bytes) = splat_ref(rw.m, ops[0])?;
     if !elem.is_bool() {
         return None;
     }

@@ -22,7 +22,7 @@ use crate::context::{Changed, PassContext};
 use crate::error::PassError;
 use crate::pass::Pass;
 use neuronc_ir::{Module, NamedAttrs, OpId, OpKind, RegionId, TypeId, ValueId};
-use rustc_hash::FxHashMap;
+use std::sync::OnceLock;
 
 /// Nested rewrites of freshly created ops stop at this depth.
 const MAX_DEPTH: u32 = 16;
@@ -41,7 +41,7 @@ impl Pass for Canonicalize {
             rule: "",
             anchor: None,
             created: Vec::new(),
-            remap: FxHashMap::default(),
+            remap: Vec::new(),
             applied: 0,
         };
         let bodies: Vec<RegionId> = rw.m.funcs.iter().map(|f| f.body).collect();
@@ -71,6 +71,23 @@ pub fn rules() -> impl Iterator<Item = &'static Rule> {
         .chain(fold::RULES)
 }
 
+/// The rules that look at ops of `kind`, in application order (the order of [`rules`]).
+/// Built once: the driver asks for every op it visits.
+fn rules_for(kind: OpKind) -> &'static [&'static Rule] {
+    static TABLE: OnceLock<Vec<Vec<&'static Rule>>> = OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        OpKind::ALL
+            .iter()
+            .map(|k| {
+                rules()
+                    .filter(|r| r.kinds.is_empty() || r.kinds.contains(k))
+                    .collect()
+            })
+            .collect()
+    });
+    &table[kind as usize]
+}
+
 /// Editing state handed to rules.
 pub struct Rewriter<'a> {
     pub m: &'a mut Module,
@@ -78,7 +95,9 @@ pub struct Rewriter<'a> {
     rule: &'static str,
     anchor: Option<OpId>,
     created: Vec<OpId>,
-    remap: FxHashMap<ValueId, ValueId>,
+    /// Replaced value → its replacement (`u32::MAX`: not replaced), by value id; grows
+    /// on demand (rules create values).
+    remap: Vec<u32>,
     applied: u64,
 }
 
@@ -131,8 +150,8 @@ impl Rewriter<'_> {
         }
         let remap = &self.remap;
         for v in &mut self.m.op_mut(op).operands {
-            while let Some(&to) = remap.get(v) {
-                *v = to;
+            while let Some(&to) = remap.get(v.index()).filter(|&&to| to != u32::MAX) {
+                *v = ValueId(to);
             }
         }
     }
@@ -154,7 +173,7 @@ impl Rewriter<'_> {
         self.remap_operands(op);
         let kind = self.m.op(op).kind;
         if depth < MAX_DEPTH {
-            for rule in rules().filter(|r| r.kinds.is_empty() || r.kinds.contains(&kind)) {
+            for rule in rules_for(kind) {
                 self.rule = rule.name;
                 self.anchor = Some(op);
                 let Some(values) = (rule.apply)(self, op) else {
@@ -164,7 +183,11 @@ impl Rewriter<'_> {
                 let created = std::mem::take(&mut self.created);
                 let results = self.m.op(op).results.clone();
                 for (r, v) in results.into_iter().zip(values) {
-                    self.remap.insert(r, v);
+                    if self.remap.len() <= r.index() {
+                        self.remap
+                            .resize(self.m.values.len().max(r.index() + 1), u32::MAX);
+                    }
+                    self.remap[r.index()] = v.0;
                 }
                 self.m.op_mut(op).parent = None;
                 for c in created {

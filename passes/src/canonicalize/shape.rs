@@ -13,7 +13,7 @@
 //! | `splat-through-shape-op` | `broadcast_in_dim`/`reshape`/`transpose` of a splat constant → splat constant |
 
 use super::{Rewriter, Rule};
-use crate::ir_util::{def_of_kind, splat_of};
+use crate::ir_util::{def_of_kind, splat_ref};
 use neuronc_ir::{Attr, ElemType, NamedAttrs, OpId, OpKind, ValueId};
 
 pub static RULES: &[Rule] = &[
@@ -117,8 +117,8 @@ fn transpose_identity(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
 }
 
 fn transpose_transpose(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
-    let outer = rw.m.op(op).attrs.i64_array("permutation")?;
     let inner = def_of_kind(rw.m, rw.m.op(op).operands[0], OpKind::Transpose)?;
+    let outer = rw.m.op(op).attrs.i64_array("permutation")?;
     let p = rw.m.op(inner).attrs.i64_array("permutation")?;
     let composed: Vec<i64> = outer
         .iter()
@@ -140,8 +140,8 @@ fn broadcast_identity(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
 }
 
 fn broadcast_broadcast(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
-    let d2 = rw.m.op(op).attrs.i64_array("broadcast_dimensions")?;
     let inner = def_of_kind(rw.m, rw.m.op(op).operands[0], OpKind::BroadcastInDim)?;
+    let d2 = rw.m.op(op).attrs.i64_array("broadcast_dimensions")?;
     let d1 = rw.m.op(inner).attrs.i64_array("broadcast_dimensions")?;
     let composed: Vec<i64> = d1
         .iter()
@@ -192,11 +192,12 @@ pub fn is_lossless(a: ElemType, b: ElemType) -> bool {
 
 fn splat_through_shape_op(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
     let o = rw.m.op(op);
-    let (elem, bytes) = splat_of(rw.m, o.operands[0])?;
+    let (elem, bytes) = splat_ref(rw.m, o.operands[0])?;
     let ty = rw.m.value_type(o.results[0]);
     if rw.m.types.tensor_of(ty)?.elem != elem {
         return None;
     }
+    let bytes = bytes.to_vec();
     rw.commit(op)?;
     Some(vec![rw.splat(ty, bytes)?])
 }
