@@ -201,8 +201,21 @@ pub fn plan_fusion(m: &Module, g: &RegionGraph, cfg: &FusionConfig) -> FusionPla
 fn finish(m: &Module, g: &RegionGraph, mut grown: Grown) -> FusionPlan {
     let pos_op = |i: u32| g.order[i as usize];
     let facts = TypeFacts::new(m);
+    // A kernel whose ops were all copied into their users' kernels is dropped, unless
+    // some kernel reads one of its results as an input (a copy that could not take its
+    // producer along, e.g. past the operand limit): then it must still compute it.
+    let mut read_as_input = vec![false; m.values.len()];
+    for v in grown.inputs.iter().flatten() {
+        read_as_input[v.index()] = true;
+    }
     let kept: Vec<usize> = (0..grown.members.len())
-        .filter(|&k| !grown.fully_duplicated(m, g, k))
+        .filter(|&k| {
+            let read = grown.members[k]
+                .iter()
+                .flat_map(|&o| m.op(pos_op(o)).results.iter())
+                .any(|r| read_as_input[r.index()]);
+            read || !grown.fully_duplicated(m, g, k)
+        })
         .collect();
     let mut renumber = vec![usize::MAX; grown.members.len()];
     for (new, &k) in kept.iter().enumerate() {
