@@ -4,7 +4,8 @@
 //! elementwise math, the `check.*` forms, sharding annotations (identity), jax's
 //! `shape_assertion`, the LAPACK FFI calls jax emits on CPU (`lapack_?potrf_ffi`,
 //! `lapack_?trsm_ffi` here; LU, QR, eigh and SVD in [`crate::lapack_ffi`]) and torch_xla's
-//! `Eigh`. Invariant: any other target is [`InterpError::UnsupportedCustomCall`] naming it.
+//! `Eigh`; jax's `ApproxTopK` in [`crate::approx_topk`]. Invariant: any other target is
+//! [`InterpError::UnsupportedCustomCall`] naming it.
 
 use crate::dispatch::Ctx;
 use crate::elementwise as ew;
@@ -52,6 +53,7 @@ pub(crate) fn exec(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
         "mhlo.asinh" => unary(OpKind::ChloAsinh),
         "mhlo.acosh" => unary(OpKind::ChloAcosh),
         "mhlo.atanh" => unary(OpKind::ChloAtanh),
+        "ApproxTopK" => crate::approx_topk::exec(it, cx, &ins),
         "check.expect_eq" | "check.expect_close" | "check.expect_almost_eq" | "check.eq" => {
             crate::check::custom(it, cx, &target)
         }

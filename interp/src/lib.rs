@@ -18,6 +18,7 @@
 //! Invariants: running user input never panics — every failure is an [`InterpError`];
 //! results are deterministic.
 
+mod approx_topk;
 mod batchnorm;
 pub mod check;
 mod collectives;

@@ -49,7 +49,7 @@ fn merge_sort<E>(
 }
 
 /// A comparator that is `compare(arg0, arg1)` with a direction and type.
-fn simple_comparator(it: &Interp<'_>, r: RegionId) -> Option<(String, Option<String>)> {
+pub(crate) fn simple_comparator(it: &Interp<'_>, r: RegionId) -> Option<(String, Option<String>)> {
     let m = it.m;
     let reg = m.region(r);
     let [c, ret] = reg.ops.as_slice() else {
@@ -85,7 +85,18 @@ pub(crate) fn sort(
     if !(0..rank).contains(&dim) {
         return Err(cx.err("bad dimension"));
     }
-    let d = dim as usize;
+    sort_along(it, cx, ins, region, dim as usize)
+}
+
+/// Sorts every operand along dimension `d` (in range) by the comparator `region`.
+pub(crate) fn sort_along(
+    it: &mut Interp<'_>,
+    cx: &Ctx<'_>,
+    ins: &[Tensor],
+    region: RegionId,
+    d: usize,
+) -> Res<Vec<Tensor>> {
+    let first = ins.first().ok_or_else(|| cx.err("no operands"))?;
     let shape = dims(first.shape());
     let st = strides(first.shape());
     let len = shape[d];

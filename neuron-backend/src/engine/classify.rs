@@ -1,7 +1,8 @@
 //! Which engine work each IR op needs once it sits inside a kernel.
 //!
 //! Owns: [`OpWork`] and [`op_work`], the op → engine-class table of the lowering:
-//! transcendental unary ops on ScalarE; elementwise binary ops, casts, selects and
+//! transcendental unary ops on ScalarE; squares (`x * x`) on any of ScalarE/VectorE/GpSimd
+//! (one input on ScalarE); elementwise binary ops, casts, selects and
 //! free-axis reductions on VectorE (or GpSimd / ScalarE when the cost model balances
 //! load); iota, masks, gather/scatter, sort, cross-partition reductions and RNG on GpSimd
 //! (`neuron-facts.md` §1.2, §1.5, §6.1); matmul and convolution on TensorE; dense
@@ -131,6 +132,24 @@ fn tensor_inputs(m: &Module, op: OpId) -> u8 {
 
 use OpKind::BroadcastInDim;
 
+/// `multiply(x, x)` on floats reads one tensor: ScalarE squares it in one `activation`
+/// (`func(in*scale+bias)` with `func` = square, facts §1.5), bit-exact in FP32; VectorE
+/// and GpSimd still run it as a two-input `tensor_tensor` ([`inputs_on`]).
+fn squares(m: &Module, op: OpId) -> bool {
+    let o = m.op(op);
+    o.operands.len() == 2 && o.operands[0] == o.operands[1] && !is_int(m, op)
+}
+
+/// Tensor inputs an elementwise op `name` (reading `inputs` tensors) streams on engine
+/// `e`: a square is one input on ScalarE but two on VectorE/GpSimd (`tensor_tensor`).
+pub fn inputs_on(name: &str, inputs: u8, e: Engine) -> u8 {
+    if name == "square" && e != Engine::Scalar {
+        inputs.max(2)
+    } else {
+        inputs
+    }
+}
+
 /// The work `op` needs; `in_compute_kernel` says whether other ops of its kernel compute
 /// (a convert then fuses into their reads, facts §1.2: input/output casts are free).
 pub fn op_work(m: &Module, op: OpId, cross_partition: bool, in_compute_kernel: bool) -> OpWork {
@@ -175,6 +194,11 @@ pub fn op_work(m: &Module, op: OpId, cross_partition: bool, in_compute_kernel: b
             name: k.short_name(),
             inputs: 1,
             engines: ACT_ONLY,
+        },
+        Multiply if squares(m, op) => OpWork::Elementwise {
+            name: "square",
+            inputs: 1,
+            engines: ANY_EW,
         },
         _ if k.is_elementwise() => {
             let inputs = tensor_inputs(m, op).max(1);
@@ -239,4 +263,47 @@ fn reduce_name(m: &Module, op: OpId) -> &'static str {
         .first()
         .and_then(|&r| m.region(r).ops.first())
         .map_or("reduce", |&inner| m.op(inner).kind.short_name())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use neuronc_ir::parse_module;
+
+    /// The ops of `@main` in order, without the terminator.
+    fn ops(m: &Module) -> Vec<OpId> {
+        let f = m.entry().expect("entry");
+        let body = &m.region(f.body).ops;
+        body[..body.len() - 1].to_vec()
+    }
+
+    #[test]
+    fn a_square_reads_one_tensor_on_scalar_and_two_on_vector() {
+        let src = r#"func.func @main(%a: tensor<256x64xf32>, %b: tensor<256x64xf32>, %i: tensor<256x64xi32>) -> (tensor<256x64xf32>, tensor<256x64xf32>, tensor<256x64xi32>) {
+  %0 = stablehlo.multiply %a, %a : tensor<256x64xf32>
+  %1 = stablehlo.multiply %a, %b : tensor<256x64xf32>
+  %2 = stablehlo.multiply %i, %i : tensor<256x64xi32>
+  return %0, %1, %2 : tensor<256x64xf32>, tensor<256x64xf32>, tensor<256x64xi32>
+}"#;
+        let m = parse_module(src).expect("parse");
+        let w: Vec<OpWork> = ops(&m)
+            .into_iter()
+            .map(|o| op_work(&m, o, false, true))
+            .collect();
+        // x * x: one tensor read; ScalarE's activation can square it (facts §1.5).
+        let square = OpWork::Elementwise {
+            name: "square",
+            inputs: 1,
+            engines: ANY_EW,
+        };
+        assert_eq!(w[0], square);
+        assert_eq!(inputs_on("square", 1, Engine::Scalar), 1);
+        assert_eq!(inputs_on("square", 1, Engine::Vector), 2);
+        assert_eq!(inputs_on("square", 1, Engine::GpSimd), 2);
+        // Two different tensors: VectorE/GpSimd only; an integer square stays there too.
+        let two = |w: &OpWork| matches!(w, OpWork::Elementwise { inputs: 2, engines, .. } if *engines == TWO_INPUT);
+        assert!(two(&w[1]), "{:?}", w[1]);
+        assert!(two(&w[2]), "{:?}", w[2]);
+        assert_eq!(inputs_on("multiply", 2, Engine::Vector), 2);
+    }
 }

@@ -57,8 +57,9 @@ pub(crate) fn matmul_record(
         let mt = (idx / ng) % mt_count;
         let mw = (a.ms - mt * 128).min(128) as u32;
         let cols = (a.nm - g * a.group).min(a.group);
-        let tiles: Vec<u32> = (0..cols.div_ceil(512))
-            .map(|t| (cols - t * 512).min(512) as u32)
+        // A zero-size matmul still issues one (empty) tile.
+        let tiles: Vec<u32> = (0..cols.div_ceil(512).max(1))
+            .map(|t| cols.saturating_sub(t * 512).min(512) as u32)
             .collect();
         if idx == chunk0 {
             (mw0, w0) = (mw, tiles[0]);
@@ -71,7 +72,7 @@ pub(crate) fn matmul_record(
         max_tiles = max_tiles.max(tiles.len() as u64);
         widths.extend(tiles.iter().map(|&w| (mw, w)));
     }
-    let total_chunks = (a.d.b * mt_count * ng) as f64;
+    let total_chunks = (a.d.b * mt_count * ng).max(1) as f64;
     let macs = (a.d.b * a.d.m * a.d.n * a.d.k) as f64 * count as f64 / total_chunks;
     let ideal = model.matmul_ideal_s(macs, a.fp32);
     let eb = if a.fp32 { 4 } else { 2 };
@@ -208,8 +209,10 @@ pub(crate) fn compute_record(
             inputs,
             engines,
         } => {
-            let e = lw.pick(engines, |e| n * model.ew_s(e, f_out, inputs));
-            lw.account(engines, |e| n * model.ew_ideal_s(e, f_out, inputs));
+            let ins = |e| crate::engine::classify::inputs_on(name, inputs, e);
+            let cost = |e| n * model.ew_s(e, f_out, ins(e));
+            let e = lw.pick(engines, cost);
+            lw.account(engines, |e| n * model.ew_ideal_s(e, f_out, ins(e)));
             let opcode = match e {
                 Engine::Scalar => Opcode::Activation {
                     func: name.to_string(),
@@ -217,15 +220,15 @@ pub(crate) fn compute_record(
                 },
                 _ => Opcode::Elementwise {
                     op: name.to_string(),
-                    inputs,
+                    inputs: ins(e),
                 },
             };
             (
                 e,
                 opcode,
                 f_out,
-                n * model.ew_s(e, f_out, inputs),
-                n * model.ew_ideal_s(e, f_out, inputs),
+                cost(e),
+                n * model.ew_ideal_s(e, f_out, ins(e)),
             )
         }
         OpWork::ReduceFree { name, inputs } => {

@@ -318,13 +318,15 @@ fn kernel_tiling(lw: &Lowerer, ops: &[OpId], works: &[OpWork], mm: Option<&Mm>) 
     let max = lw.opts.max_records;
     if let Some(mm) = mm {
         let group = 512 * CHUNK_BANKS;
-        let chunks = mm.d.b * mm.ms.div_ceil(128) * mm.nm.div_ceil(group);
+        // A zero-size matmul still has one (empty) tile, so `counts` sums to `tiles()`.
+        let p_tiles = (mm.d.b * mm.ms.div_ceil(128)).max(1);
+        let f_tiles = mm.nm.div_ceil(group).max(1);
         return Tiling {
             parts: mm.ms.clamp(1, 128) as u32,
             free: mm.nm.clamp(1, group) as u32,
-            p_tiles: mm.d.b * mm.ms.div_ceil(128),
-            f_tiles: mm.nm.div_ceil(group),
-            counts: split(chunks, max),
+            p_tiles,
+            f_tiles,
+            counts: split(p_tiles * f_tiles, max),
         };
     }
     let mut anchor: Option<(u64, ValueId)> = None;

@@ -337,6 +337,9 @@ impl Emitter<'_> {
             c.values.insert(o.results[0], r);
             return Ok(());
         }
+        if target == "ApproxTopK" {
+            return self.approx_top_k(c, op, ops);
+        }
         if target == "shape_assertion" && o.results.is_empty() {
             // A static-shape check jax emits for shape polymorphism; shapes are static here.
             return Ok(());

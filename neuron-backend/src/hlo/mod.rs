@@ -8,12 +8,13 @@
 //! tuple root, `input_output_alias` from `tf.aliasing_output` argument attributes (and
 //! [`HloOptions::aliases`]), buffer donors from `jax.buffer_donor`.
 //! Submodules: `proto` (prost messages), `shape` (types and literals), `emit`
-//! (computations and ids), `lower` / `regions` / `chlo` / `special` (op lowering), `ffi`
-//! (typed-FFI custom calls: attribute text and layout constraints), `text`
-//! (HLO text printer).
+//! (computations and ids), `lower` / `regions` / `chlo` / `special` / `approx_topk` (op
+//! lowering), `ffi` (typed-FFI custom calls: attribute text and layout constraints),
+//! `text` (HLO text printer).
 //! Invariants: output is a pure function of (module, options): same input, byte-identical
 //! bytes and text; every array shape is static and row-major; the entry root is a tuple.
 
+mod approx_topk;
 mod chlo;
 mod emit;
 mod ffi;
