@@ -12,7 +12,7 @@
 //!   [`SMALL_TRACE_BYTES`], insta snapshots of the `-O2` output (verifier after every pass)
 //!   and of the `program.nir` that `compile` writes (trn1, default auto-cast): the
 //!   optimized IR and the engine program are reviewed as diffs whenever a pass or the
-//!   back end changes them (traces in [`NO_COMPILE`] are refused by `compile` by design);
+//!   back end changes them;
 //! * `jaxlib_accepts_fmt` — jaxlib's MLIR parser and verifier accept every `fmt` output
 //!   (oracle: `tools/mlir_check.py`, run with `$NEURONC_PYTHON`, default
 //!   `.venv/bin/python`; the trial is ignored when neither is set up).
@@ -55,9 +55,6 @@ const REJECTED: &[(&str, &str)] = &[("jax/parse_only_dynamic", "dynamic")];
 /// change with every pass or back-end change and each change is reviewed, so the set is
 /// kept to what a reviewer can read.
 const SMALL_TRACE_BYTES: u64 = 16 * 1024;
-
-/// Traces `compile` refuses by design (host-only LAPACK custom calls).
-const NO_COMPILE: &[&str] = &["jax/linalg_cpu", "jax/triangular_solve"];
 
 /// Concatenations of other fixtures, not traces of their own.
 const SKIPPED: &[&str] = &["jax/op_zoo"];
@@ -262,9 +259,6 @@ fn main() {
         trials.push(Trial::test(format!("opt/{name}"), move || {
             snapshot_text(&r, &snap, &p, opt_o2(&p)?)
         }));
-        if NO_COMPILE.contains(&name.as_str()) {
-            continue;
-        }
         let (r, p, snap) = (root.clone(), path.clone(), format!("nir/{name}"));
         trials.push(Trial::test(format!("nir/{name}"), move || {
             snapshot_text(&r, &snap, &p, program_nir(&p)?)
