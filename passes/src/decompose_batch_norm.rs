@@ -18,11 +18,9 @@
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
-use crate::ir_util::{encode_scalar, make_splat_constant};
+use crate::ir_util::{encode_scalar, make_splat_constant, parent_regions};
 use crate::pass::Pass;
-use neuronc_ir::{
-    Attr, ElemType, LocId, Module, NamedAttrs, OpId, OpKind, RegionId, Span, TypeId, ValueId,
-};
+use neuronc_ir::{Attr, ElemType, LocId, Module, NamedAttrs, OpId, OpKind, Span, TypeId, ValueId};
 use rustc_hash::FxHashMap;
 
 /// The `decompose-batch-norm` pass.
@@ -333,13 +331,7 @@ fn expand_grad(b: &mut Builder, operands: &[ValueId], s: &Shape) -> Vec<ValueId>
 /// Replaces each expanded op by its expansion, in one rebuild per region; the expanded
 /// ops are detached (they stay in the arena).
 fn place_expansions(m: &mut Module, mut expansions: FxHashMap<OpId, Vec<OpId>>) {
-    let mut regions: Vec<RegionId> = expansions
-        .keys()
-        .filter_map(|&op| m.op(op).parent)
-        .collect();
-    regions.sort_unstable();
-    regions.dedup();
-    for region in regions {
+    for region in parent_regions(m, expansions.keys().copied()) {
         let old = std::mem::take(&mut m.region_mut(region).ops);
         let mut ops = Vec::with_capacity(old.len());
         for op in old {

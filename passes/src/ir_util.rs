@@ -100,6 +100,15 @@ pub fn is_neuronc_composite(o: &neuronc_ir::Op) -> bool {
             .is_some_and(|n| n.starts_with("neuronc."))
 }
 
+/// The distinct regions holding `ops` (detached ops are skipped), in id order: the
+/// regions a pass that places or removes those ops rebuilds.
+pub fn parent_regions(m: &Module, ops: impl IntoIterator<Item = OpId>) -> Vec<RegionId> {
+    let mut regions: Vec<RegionId> = ops.into_iter().filter_map(|op| m.op(op).parent).collect();
+    regions.sort_unstable();
+    regions.dedup();
+    regions
+}
+
 /// Detaches `op` from its region. The op stays in the arena.
 pub fn erase_op(m: &mut Module, op: OpId) {
     if let Some(r) = m.op(op).parent {

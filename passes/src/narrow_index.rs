@@ -34,7 +34,7 @@
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
-use crate::ir_util::{def_op, elem_as_i128, erase_op};
+use crate::ir_util::{def_op, elem_as_i128, erase_op, parent_regions};
 use crate::pass::Pass;
 use crate::range::{elem, Interval, Ranges};
 use neuronc_ir::{
@@ -646,16 +646,8 @@ impl Editor {
     /// Places the new ops, drops identity converts and redirects their uses.
     fn finish(mut self, m: &mut Module) -> bool {
         self.changed |= !self.erased.is_empty();
-        let mut regions: Vec<RegionId> = self
-            .after
-            .values()
-            .chain(self.at_start.values())
-            .flatten()
-            .filter_map(|&op| m.op(op).parent)
-            .collect();
-        regions.sort_unstable();
-        regions.dedup();
-        for region in regions {
+        let placed = self.after.values().chain(self.at_start.values()).flatten();
+        for region in parent_regions(m, placed.copied()) {
             let old = std::mem::take(&mut m.region_mut(region).ops);
             let mut ops = self.at_start.remove(&region).unwrap_or_default();
             for op in old {
