@@ -132,16 +132,7 @@ pub(crate) fn matmul_record(
             .sum::<f64>()
     };
     lw.account(engines, ideal_of);
-    let op = match e {
-        Engine::Scalar => Opcode::Activation {
-            func: func.to_string(),
-            evict: true,
-        },
-        _ => Opcode::Elementwise {
-            op: "evict".into(),
-            inputs: 1,
-        },
-    };
+    let op = engine_opcode(e, func, "evict", 1, true);
     let mut ev = instr(e, op, k, mw0, w0, ev_n as u32, 4);
     ev.deps = vec![mm_id];
     ev.deps.extend(out_war);
@@ -213,16 +204,7 @@ pub(crate) fn compute_record(
             let cost = |e| n * model.ew_s(e, f_out, ins(e));
             let e = lw.pick(engines, cost);
             lw.account(engines, |e| n * model.ew_ideal_s(e, f_out, ins(e)));
-            let opcode = match e {
-                Engine::Scalar => Opcode::Activation {
-                    func: name.to_string(),
-                    evict: false,
-                },
-                _ => Opcode::Elementwise {
-                    op: name.to_string(),
-                    inputs: ins(e),
-                },
-            };
+            let opcode = engine_opcode(e, name, name, ins(e), false);
             (
                 e,
                 opcode,
@@ -384,16 +366,7 @@ pub(crate) fn relayout(
         full as f64 * model.ew_s(e, (128 * per_bank) as u32, 1) + tail
     };
     let e = lw.pick(&engines, cost);
-    let op = match e {
-        Engine::Scalar => Opcode::Activation {
-            func: "copy".into(),
-            evict: true,
-        },
-        _ => Opcode::Elementwise {
-            op: "evict".into(),
-            inputs: 1,
-        },
-    };
+    let op = engine_opcode(e, "copy", "evict", 1, true);
     let cols = 128 * per_bank.min(blocks);
     let mut ev = instr(
         e,
@@ -423,54 +396,57 @@ pub(crate) fn memset(
     count: u32,
     deps: Vec<InstrId>,
 ) -> InstrId {
-    let model = lw.opts.model.clone();
     let t = &kx.tiling;
     let free = tile_free(lw, t, Some(v));
-    let n = count as f64;
-    let engines = crate::engine::classify::ANY_EW;
-    let e = lw.pick(engines, |e| n * model.ew_s(e, free, 1));
-    lw.account(engines, |e| n * model.ew_ideal_s(e, free, 1));
-    let opcode = match e {
-        Engine::Scalar => Opcode::Activation {
-            func: "memset".into(),
-            evict: false,
-        },
-        _ => Opcode::Elementwise {
-            op: "memset".into(),
-            inputs: 0,
-        },
-    };
     let eb = lw
         .bytes_of(v)
         .div_ceil(elems_bytes(lw.m, v).0.max(1))
         .clamp(1, 8) as u8;
-    let mut ins = instr(e, opcode, kx.k, t.parts, free, count, eb);
-    ins.deps = deps;
-    ins.duration_s = n * model.ew_s(e, free, 1);
-    ins.ideal_s = n * model.ew_ideal_s(e, free, 1);
+    let mut ins = least_loaded_record(lw, kx.k, ("memset", 0), (t.parts, free, count, eb), deps);
     ins.writes = vec![slot];
     lw.push(ins)
 }
 
 /// One FP32 → BF16 copy of `free` elements per partition on the least-loaded engine.
 fn cast_record(lw: &mut Lowerer, k: u32, free: u32, deps: Vec<InstrId>) -> InstrId {
+    let ins = least_loaded_record(lw, k, ("copy", 1), (128, free, 1, 2), deps);
+    lw.push(ins)
+}
+
+/// A record of `count` instructions `name` (reading `inputs` tensors) on `parts` × `free`
+/// elements of `eb` bytes, placed on whichever elementwise engine is least loaded and
+/// costed as a one-input elementwise op; not pushed yet (the caller adds its buffers).
+fn least_loaded_record(
+    lw: &mut Lowerer,
+    k: u32,
+    (name, inputs): (&str, u8),
+    (parts, free, count, eb): (u32, u32, u32, u8),
+    deps: Vec<InstrId>,
+) -> crate::engine::isa::Instr {
     let model = lw.opts.model.clone();
+    let n = count as f64;
     let engines = crate::engine::classify::ANY_EW;
-    let e = lw.pick(engines, |e| model.ew_s(e, free, 1));
-    lw.account(engines, |e| model.ew_ideal_s(e, free, 1));
-    let opcode = match e {
+    let e = lw.pick(engines, |e| n * model.ew_s(e, free, 1));
+    lw.account(engines, |e| n * model.ew_ideal_s(e, free, 1));
+    let opcode = engine_opcode(e, name, name, inputs, false);
+    let mut ins = instr(e, opcode, k, parts, free, count, eb);
+    ins.deps = deps;
+    ins.duration_s = n * model.ew_s(e, free, 1);
+    ins.ideal_s = n * model.ew_ideal_s(e, free, 1);
+    ins
+}
+
+/// The opcode of elementwise work on engine `e`: an activation `func` on ScalarE
+/// (`evict`: reading PSUM), else the elementwise op `op` reading `inputs` tensors.
+fn engine_opcode(e: Engine, func: &str, op: &str, inputs: u8, evict: bool) -> Opcode {
+    match e {
         Engine::Scalar => Opcode::Activation {
-            func: "copy".into(),
-            evict: false,
+            func: func.to_string(),
+            evict,
         },
         _ => Opcode::Elementwise {
-            op: "copy".into(),
-            inputs: 1,
+            op: op.to_string(),
+            inputs,
         },
-    };
-    let mut ins = instr(e, opcode, k, 128, free, 1, 2);
-    ins.deps = deps;
-    ins.duration_s = model.ew_s(e, free, 1);
-    ins.ideal_s = model.ew_ideal_s(e, free, 1);
-    lw.push(ins)
+    }
 }
