@@ -74,7 +74,7 @@ pub(crate) fn write_symbol(out: &mut String, s: &str) {
 }
 
 /// A quoted, escaped string.
-pub(crate) fn write_string(out: &mut String, s: &str) {
+pub fn write_string(out: &mut String, s: &str) {
     out.push('"');
     let plain = |b: u8| (0x20..=0x7E).contains(&b) && b != b'"' && b != b'\\';
     if s.bytes().all(plain) {
@@ -411,7 +411,7 @@ fn write_conv_raw(out: &mut String, c: &ConvDims) {
 }
 
 /// An integer of type `t` (unsigned by bit pattern, signed sign-extended from its width).
-pub(crate) fn write_int(out: &mut String, v: i64, t: ElemType) {
+pub fn write_int(out: &mut String, v: i64, t: ElemType) {
     match t {
         ElemType::UInt(b) if b < 64 => push_num(out, (v as u64) & ((1u64 << b) - 1)),
         ElemType::UInt(_) => push_num(out, v as u64),
@@ -426,7 +426,7 @@ pub(crate) fn write_int(out: &mut String, v: i64, t: ElemType) {
 
 /// A float of type `t`: shortest round-trip decimal, or hex bits for NaN/Inf and the
 /// 4/6/8-bit formats.
-pub(crate) fn write_float(out: &mut String, v: f64, t: ElemType) {
+pub fn write_float(out: &mut String, v: f64, t: ElemType) {
     let bits_hex = |out: &mut String| {
         let _ = match t {
             ElemType::F32 => write!(out, "0x{:08X}", (v as f32).to_bits()),

@@ -22,6 +22,9 @@ use crate::types::TypeId;
 use crate::Module;
 
 pub(crate) use attr::{write_attr, write_attr_dict};
+/// MLIR spellings of scalar attribute values, for other writers of MLIR attribute text
+/// (e.g. the HLO emitter's typed-FFI `backend_config`).
+pub use attr::{write_float, write_int, write_string};
 
 /// Printer options.
 #[derive(Clone, Copy, Debug, Default)]

@@ -15,6 +15,7 @@
 
 use super::proto::{LayoutProto, ShapeProto};
 use super::HloError;
+use neuronc_ir::print::{write_float, write_int, write_string};
 use neuronc_ir::{Attr, ElemType, NamedAttrs};
 use std::fmt::Write;
 
@@ -35,43 +36,20 @@ pub(super) fn backend_config_text(d: &NamedAttrs) -> Result<String, HloError> {
 fn write_value(out: &mut String, name: &str, a: &Attr) -> Result<(), HloError> {
     match a {
         Attr::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Attr::Int(v, t) => write_int(out, *v, *t),
+        Attr::Int(v, t) => {
+            write_int(out, *v, *t);
+            // An i1 prints as `true` / `false`, which carries its type.
+            if *t != ElemType::I1 {
+                let _ = write!(out, " : {t}");
+            }
+        }
         Attr::Float(v, t) => {
-            let _ = write!(out, "{v:.17e} : {t}");
+            write_float(out, *v, *t);
+            let _ = write!(out, " : {t}");
         }
-        Attr::Str(s) => {
-            out.push('"');
-            for ch in s.chars() {
-                match ch {
-                    '"' | '\\' => {
-                        let _ = write!(out, "\\{ch}");
-                    }
-                    c if c.is_ascii_graphic() || c == ' ' => out.push(c),
-                    c => {
-                        for b in c.to_string().bytes() {
-                            let _ = write!(out, "\\{b:02X}");
-                        }
-                    }
-                }
-            }
-            out.push('"');
-        }
-        Attr::IntArray(t, v) => {
-            let _ = write!(out, "array<{t}");
-            for (i, x) in v.iter().enumerate() {
-                out.push_str(if i == 0 { ": " } else { ", " });
-                let _ = write!(out, "{x}");
-            }
-            out.push('>');
-        }
-        Attr::FloatArray(t, v) => {
-            let _ = write!(out, "array<{t}");
-            for (i, x) in v.iter().enumerate() {
-                out.push_str(if i == 0 { ": " } else { ", " });
-                let _ = write!(out, "{x:.17e}");
-            }
-            out.push('>');
-        }
+        Attr::Str(s) => write_string(out, s),
+        Attr::IntArray(t, v) => write_array(out, *t, v, |out, &x| write_int(out, x, *t)),
+        Attr::FloatArray(t, v) => write_array(out, *t, v, |out, &x| write_float(out, x, *t)),
         _ => {
             return Err(HloError::Unsupported(format!(
                 "typed-FFI attribute `{name}` of this kind"
@@ -81,13 +59,14 @@ fn write_value(out: &mut String, name: &str, a: &Attr) -> Result<(), HloError> {
     Ok(())
 }
 
-/// `v : t`, unsigned values by their bit pattern (`86 : ui8`).
-fn write_int(out: &mut String, v: i64, t: ElemType) {
-    if t.is_unsigned() {
-        let _ = write!(out, "{} : {t}", v as u64);
-    } else {
-        let _ = write!(out, "{v} : {t}");
+/// `array<t: a, b, ...>`.
+fn write_array<T>(out: &mut String, t: ElemType, v: &[T], each: impl Fn(&mut String, &T)) {
+    let _ = write!(out, "array<{t}");
+    for (i, x) in v.iter().enumerate() {
+        out.push_str(if i == 0 { ": " } else { ", " });
+        each(out, x);
     }
+    out.push('>');
 }
 
 /// The `minor_to_major` lists of a layout attribute (`operand_layouts` /
