@@ -259,18 +259,15 @@ impl Module {
         attrs: NamedAttrs,
     ) -> OpId {
         let id = OpId(self.ops.len() as u32);
-        let results = result_types
-            .iter()
-            .enumerate()
-            .map(|(i, &ty)| {
-                let v = ValueId(self.values.len() as u32);
-                self.values.push(Value {
-                    ty,
-                    def: ValueDef::Result(id, i as u32),
-                });
-                v
-            })
+        let first = self.values.len() as u32;
+        let results = (first..first + result_types.len() as u32)
+            .map(ValueId)
             .collect();
+        self.values
+            .extend(result_types.iter().enumerate().map(|(i, &ty)| Value {
+                ty,
+                def: ValueDef::Result(id, i as u32),
+            }));
         self.ops.push(Op {
             kind,
             operands,

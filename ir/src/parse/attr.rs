@@ -45,9 +45,10 @@ impl<'a> Parser<'a> {
                 } else {
                     Attr::Unit
                 };
-                if d.set(name.clone(), v).is_some() {
+                if d.contains(&name) {
                     return self.err_at(Self::span_of(t), format!("duplicate attribute '{name}'"));
                 }
+                d.set(name, v);
                 if self.eat(Tok::RBrace) {
                     break;
                 }
@@ -440,6 +441,9 @@ impl<'a> Parser<'a> {
 
     /// `[1, 2, 3]` of integers.
     pub fn parse_int_list(&mut self) -> PResult<Vec<i64>> {
+        if let Some(v) = self.fast_int_list() {
+            return Ok(v);
+        }
         self.expect(Tok::LSquare, "'[' to open a dimension list")?;
         let mut v = Vec::new();
         if self.eat(Tok::RSquare) {
@@ -451,6 +455,60 @@ impl<'a> Parser<'a> {
                 return Ok(v);
             }
             self.expect(Tok::Comma, "',' or ']' in dimension list")?;
+        }
+    }
+
+    /// The common spelling of a dimension list, `[1, -2, 3]` (short decimal entries,
+    /// single-line blanks), read from the bytes: the same list and end position as the
+    /// token path. `None` (nothing consumed) for anything else, errors included.
+    fn fast_int_list(&mut self) -> Option<Vec<i64>> {
+        let b = self.lx.bytes;
+        let start = match self.peeked {
+            None => self.lx.skip_trivia(self.pos),
+            Some(t) if t.kind == Tok::LSquare => t.start as usize,
+            Some(_) => return None,
+        };
+        if b.get(start) != Some(&b'[') {
+            return None;
+        }
+        let blanks = |mut i: usize| {
+            while b.get(i) == Some(&b' ') {
+                i += 1;
+            }
+            i
+        };
+        let mut i = blanks(start + 1);
+        let mut v = Vec::new();
+        if b.get(i) == Some(&b']') {
+            self.seek(i + 1);
+            return Some(v);
+        }
+        loop {
+            let neg = b.get(i) == Some(&b'-');
+            i += neg as usize;
+            let d0 = i;
+            let mut x: i64 = 0;
+            while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
+                if i - d0 == 18 {
+                    return None;
+                }
+                x = x * 10 + (c - b'0') as i64;
+                i += 1;
+            }
+            if i == d0 {
+                return None;
+            }
+            v.push(if neg { -x } else { x });
+            // Only `,` or `]` may follow (after blanks): `0x..`, `1.5`, `2abc` lex otherwise.
+            i = blanks(i);
+            match b.get(i) {
+                Some(b',') => i = blanks(i + 1),
+                Some(b']') => {
+                    self.seek(i + 1);
+                    return Some(v);
+                }
+                _ => return None,
+            }
         }
     }
 

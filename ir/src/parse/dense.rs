@@ -16,6 +16,7 @@ use crate::attr::{Attr, DenseData, DenseElements};
 use crate::module::Span;
 use crate::types::ElemType;
 use half::{bf16, f16};
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 impl<'a> Parser<'a> {
@@ -46,17 +47,18 @@ impl<'a> Parser<'a> {
             ));
         }
         let ty = self.parse_type()?;
-        let Some(tensor) = self.m.types.tensor_of(ty).cloned() else {
+        let Some(tensor) = self.m.types.tensor_of(ty) else {
             return self.err_at(Self::span_of(tt), "dense attribute type must be a tensor");
         };
+        let (elem, len) = (tensor.elem, tensor.num_elements());
+        let shape: SmallVec<[i64; 8]> = tensor.shape.iter().copied().collect();
         let after = self.pos;
         self.seek(body_start);
-        let len = tensor.num_elements();
-        let data = self.parse_dense_body(tensor.elem, &tensor.shape, len)?;
+        let data = self.parse_dense_body(elem, &shape, len)?;
         self.seek(after);
         Ok(Attr::Elements(Arc::new(DenseElements {
             ty,
-            elem: tensor.elem,
+            elem,
             len,
             data,
         })))

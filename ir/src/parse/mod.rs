@@ -99,7 +99,8 @@ pub(crate) struct Parser<'a> {
     /// Serial of the region scope being parsed, and the last serial handed out.
     pub cur_scope: u32,
     pub next_scope: u32,
-    pub type_cache: FxHashMap<&'a str, TypeId>,
+    /// Tensor types in the compact spelling, by the text between `tensor<` and `>`.
+    pub tensor_cache: FxHashMap<&'a [u8], TypeId>,
     pub attr_aliases: FxHashMap<&'a str, Attr>,
     pub type_aliases: FxHashMap<&'a str, TypeId>,
     /// `#locN` alias name -> byte range of the `loc(...)` text.
@@ -127,7 +128,7 @@ impl<'a> Parser<'a> {
             scope: scope::Scopes::with_capacity(est),
             cur_scope: 0,
             next_scope: 0,
-            type_cache: FxHashMap::default(),
+            tensor_cache: FxHashMap::default(),
             attr_aliases: FxHashMap::default(),
             type_aliases: FxHashMap::default(),
             loc_aliases: FxHashMap::default(),

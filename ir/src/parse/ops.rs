@@ -7,7 +7,7 @@
 //! read as `stablehlo.constant` (see `op_kind`).
 
 use super::lexer::{Tok, Token};
-use super::scope::Binding;
+use super::scope::{self, Binding};
 use super::{LocTarget, PResult, Parser};
 use crate::attr::NamedAttrs;
 use crate::module::{OpId, RegionId, Span, ValueId};
@@ -51,21 +51,26 @@ impl<'a> Parser<'a> {
     /// region; redefinition within the same region is an error.
     pub fn define(&mut self, t: Token, first: ValueId, count: u32) -> PResult<()> {
         let name = self.text(t);
-        if name.contains('#') {
-            return self.err_at(
-                Self::span_of(t),
-                "result number not allowed in a definition",
-            );
-        }
         let serial = self.cur_scope;
-        let prev = self.scope.define(
-            name,
-            Binding {
-                first,
-                count,
-                serial,
-            },
-        );
+        let b = Binding {
+            first,
+            count,
+            serial,
+        };
+        // Numeric names (`%12`, all digits) are the common case and cannot hold a `#`.
+        let prev = match scope::numeric(name) {
+            Some(n) => self.scope.define_num(n, b),
+            None => {
+                // A short loop: `<[u8]>::contains` calls out to memchr.
+                if name.bytes().any(|c| c == b'#') {
+                    return self.err_at(
+                        Self::span_of(t),
+                        "result number not allowed in a definition",
+                    );
+                }
+                self.scope.define(name, b)
+            }
+        };
         if prev.is_some_and(|p| p.serial == serial) {
             return self.err_at(
                 Self::span_of(t),
@@ -107,18 +112,59 @@ impl<'a> Parser<'a> {
 
     /// Parses one `%name` operand use.
     pub fn parse_operand(&mut self) -> PResult<OperandRef> {
+        if let Some(r) = self.fast_numeric_operand() {
+            return Ok(r);
+        }
         let t = self.expect(Tok::Percent, "SSA value '%...'")?;
         Ok((self.lookup(t)?, t))
+    }
+
+    /// The dominant operand spelling, a numeric name `%123` (no `#N`) bound to a single
+    /// value, read straight from the bytes: the same token the lexer would produce (a
+    /// `%` then the run of digits) and the same binding [`Self::lookup`] would find.
+    /// `None` (nothing consumed) in every other case, including errors.
+    fn fast_numeric_operand(&mut self) -> Option<OperandRef> {
+        let b = self.lx.bytes;
+        let start = match self.peeked {
+            None => self.lx.skip_trivia(self.pos),
+            Some(t) if t.kind == Tok::Percent => t.start as usize,
+            Some(_) => return None,
+        };
+        let digits = b.get(start + 1..)?;
+        if b[start] != b'%' {
+            return None;
+        }
+        let mut n = 0;
+        let mut v: u32 = 0;
+        while n < digits.len() && digits[n].is_ascii_digit() {
+            v = v.wrapping_mul(10).wrapping_add((digits[n] - b'0') as u32);
+            n += 1;
+        }
+        if n == 0 || n > 7 || (n > 1 && digits[0] == b'0') || digits.get(n) == Some(&b'#') {
+            return None;
+        }
+        let binding = self.scope.get_num(v).filter(|b| b.count > 0)?;
+        let end = start + 1 + n;
+        let t = Token {
+            kind: Tok::Percent,
+            start: start as u32,
+            end: end as u32,
+        };
+        self.pos = end;
+        self.peeked = None;
+        Some((binding.first, t))
     }
 
     /// Parses `%a, %b, ...` (possibly empty if the next token is not a value).
     pub fn parse_operand_list(&mut self) -> PResult<OperandRefs> {
         let mut out = OperandRefs::new();
-        if !self.at(Tok::Percent) {
-            return Ok(out);
-        }
+        let first = match self.fast_numeric_operand() {
+            Some(r) => r,
+            None if self.at(Tok::Percent) => self.parse_operand()?,
+            None => return Ok(out),
+        };
+        out.push(first);
         loop {
-            out.push(self.parse_operand()?);
             if !self.at(Tok::Comma) {
                 return Ok(out);
             }
@@ -129,6 +175,7 @@ impl<'a> Parser<'a> {
                 return Ok(out);
             }
             self.bump();
+            out.push(self.parse_operand()?);
         }
     }
 
@@ -298,7 +345,7 @@ impl<'a> Parser<'a> {
         }
         let op = self.build_op(b, region, name_tok.start, end);
         let mut next = self.m.op(op).results.first().copied();
-        for (t, count) in names {
+        for &(t, count) in &names {
             if let Some(first) = next {
                 self.define(t, first, count)?;
                 next = Some(ValueId(first.0 + count));

@@ -214,8 +214,10 @@ impl<'a> Parser<'a> {
                 if !self.at_comma_kw(k.kw) {
                     continue;
                 }
-            } else if !ops.is_empty() {
-                self.expect(Tok::Comma, &format!("', {} ='", k.kw))?;
+            } else if !ops.is_empty() && !self.eat(Tok::Comma) {
+                // The expectation is spelled out only when it fails.
+                let t = self.peek();
+                return self.err_expected(t, &format!("', {} ='", k.kw));
             }
             self.expect_kw(k.kw)?;
             self.expect(Tok::Equal, "'='")?;

@@ -35,7 +35,7 @@ pub(crate) struct Scopes<'a> {
 }
 
 /// `%123` -> Some(123) (no leading zeros, bounded).
-fn numeric(name: &str) -> Option<u32> {
+pub(crate) fn numeric(name: &str) -> Option<u32> {
     let d = name.strip_prefix('%')?;
     let b = d.as_bytes();
     if b.is_empty() || b.len() > 7 || (b.len() > 1 && b[0] == b'0') {
@@ -67,21 +67,24 @@ impl<'a> Scopes<'a> {
 
     /// Binds `name` (with its `%`); returns the binding it shadows or replaces.
     pub fn define(&mut self, name: &'a str, b: Binding) -> Option<Binding> {
-        let key = match numeric(name) {
-            Some(n) => Key::Num(n),
-            None => Key::Name(name),
-        };
-        let prev = match key {
-            Key::Num(n) => {
-                let i = n as usize;
-                if self.nums.len() <= i {
-                    self.nums.resize(i + 1, None);
-                }
-                self.nums[i].replace(b)
-            }
-            Key::Name(s) => self.names.insert(s, b),
-        };
-        self.undo.push((key, prev));
+        if let Some(n) = numeric(name) {
+            return self.define_num(n, b);
+        }
+        let prev = self.names.insert(name, b);
+        self.undo.push((Key::Name(name), prev));
+        prev
+    }
+
+    /// Binds the numeric name `%n` (`n` from [`numeric`]); as [`Self::define`].
+    pub fn define_num(&mut self, n: u32, b: Binding) -> Option<Binding> {
+        let i = n as usize;
+        if self.nums.len() <= i {
+            // Names mostly count up: grow geometrically, not once per name.
+            let grown = (2 * self.nums.len()).min(MAX_NUMERIC as usize);
+            self.nums.resize((i + 1).max(grown), None);
+        }
+        let prev = self.nums[i].replace(b);
+        self.undo.push((Key::Num(n), prev));
         prev
     }
 
@@ -92,6 +95,12 @@ impl<'a> Scopes<'a> {
             Some(n) => self.nums.get(n as usize).copied().flatten(),
             None => self.names.get(name).copied(),
         }
+    }
+
+    /// The binding of the numeric name `%n` (`n` as [`numeric`] reads it).
+    #[inline]
+    pub fn get_num(&self, n: u32) -> Option<Binding> {
+        self.nums.get(n as usize).copied().flatten()
     }
 
     /// Undoes every definition made after `mark`.

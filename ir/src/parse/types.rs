@@ -5,7 +5,8 @@
 //! Invariants: only ranked, static tensors are accepted (dynamic dims, unranked tensors,
 //! encodings and quantized element types are clear errors); the element count of a
 //! tensor type is checked against [`MAX_ELEMENTS`] with overflow-safe arithmetic.
-//! Tensor types are cached by their source text, so repeated types cost one hash lookup.
+//! Tensor types in the common compact spelling (`tensor<4x8xf32>`) are read from the
+//! bytes and cached by their text, so a repeated type costs one scan and one hash lookup.
 
 use super::lexer::Tok;
 use super::ops::Tys;
@@ -16,6 +17,9 @@ use crate::types::{ElemType, Type, TypeId, MAX_ELEMENTS};
 impl<'a> Parser<'a> {
     /// Parses a value type (tensor, tuple, token, or a `!alias`).
     pub fn parse_type(&mut self) -> PResult<TypeId> {
+        if let Some(ty) = self.fast_tensor_type() {
+            return Ok(ty);
+        }
         let t = self.peek();
         match t.kind {
             Tok::Ident if self.text(t) == "tensor" => self.parse_tensor_type(),
@@ -88,6 +92,31 @@ impl<'a> Parser<'a> {
         Ok(self.m.types.intern(Type::Future(elems.into())))
     }
 
+    /// The common spelling `tensor<4x8xf32>` (no blanks, a plain element keyword) read
+    /// straight from the bytes, without tokens and without allocating. `None` (nothing
+    /// consumed) for anything else, which [`Self::parse_tensor_type`] then reads and
+    /// diagnoses; both give the same type for the same text.
+    fn fast_tensor_type(&mut self) -> Option<TypeId> {
+        let b = self.lx.bytes;
+        let start = match self.peeked {
+            Some(t) if t.kind == Tok::Ident && t.end - t.start == 6 => t.start as usize,
+            Some(_) => return None,
+            None => self.lx.skip_trivia(self.pos),
+        };
+        let rest = b.get(start..)?.strip_prefix(b"tensor<")?;
+        let body = &rest[..find_gt(rest)?];
+        let end = start + 7 + body.len() + 1;
+        if let Some(&ty) = self.tensor_cache.get(body) {
+            self.seek(end);
+            return Some(ty);
+        }
+        let (elem, dims, rank) = compact_tensor(body)?;
+        let ty = self.m.types.tensor(elem, &dims[..rank]);
+        self.tensor_cache.insert(body, ty);
+        self.seek(end);
+        Some(ty)
+    }
+
     /// `tensor<...>`; the cursor is on the `tensor` keyword.
     fn parse_tensor_type(&mut self) -> PResult<TypeId> {
         let kw = self.bump();
@@ -97,30 +126,6 @@ impl<'a> Parser<'a> {
         if b.get(i) != Some(&b'<') {
             let t = self.peek();
             return self.err_expected(t, "'<' after 'tensor'");
-        }
-        // Find the extent of the whole type for the cache (bounded by nesting).
-        let mut depth = 0u32;
-        let mut j = i;
-        while j < b.len() {
-            match b[j] {
-                b'<' => depth += 1,
-                b'>' if j > 0 && b[j - 1] == b'-' => {}
-                b'>' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        break;
-                    }
-                }
-                b'\n' | b'{' | b'}' | b'(' | b')' => break,
-                _ => {}
-            }
-            j += 1;
-        }
-        if j < b.len() && b[j] == b'>' {
-            if let Some(&ty) = self.type_cache.get(&self.src[start..=j]) {
-                self.seek(j + 1);
-                return Ok(ty);
-            }
         }
         i += 1;
         let mut shape = Vec::new();
@@ -193,9 +198,7 @@ impl<'a> Parser<'a> {
             );
         }
         self.expect(Tok::Greater, "'>' to close the tensor type")?;
-        let ty = self.m.types.tensor(elem, &shape);
-        self.type_cache.insert(&self.src[start..self.pos], ty);
-        Ok(ty)
+        Ok(self.m.types.tensor(elem, &shape))
     }
 
     /// An element type keyword, `complex<f32|f64>`.
@@ -295,13 +298,91 @@ impl<'a> Parser<'a> {
     /// Either a function type `(...) -> ...` or a plain type list; returns
     /// `Err(list)`-style: (Some((ins, outs)), None) or (None, Some(list)).
     pub fn parse_fn_or_types(&mut self) -> PResult<FnOrTypes> {
-        if self.at(Tok::LParen) {
+        // `(` always lexes as itself: test the byte rather than lexing a `tensor` keyword
+        // that the type fast path reads again.
+        let at_paren = match self.peeked {
+            Some(t) => t.kind == Tok::LParen,
+            None => self.lx.bytes.get(self.lx.skip_trivia(self.pos)) == Some(&b'('),
+        };
+        if at_paren {
             let (i, o) = self.parse_function_type()?;
             Ok(FnOrTypes::Fn(i, o))
         } else {
             Ok(FnOrTypes::List(self.parse_type_list()?))
         }
     }
+}
+
+/// Longest tensor type body (between `tensor<` and `>`) the fast path looks at.
+const FAST_TENSOR_MAX: usize = 64;
+
+/// Offset of the first `>` in the first [`FAST_TENSOR_MAX`] bytes of `s`, eight bytes
+/// at a time (a tensor type body is short, and this runs for every type in the input).
+fn find_gt(s: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+    let s = &s[..s.len().min(FAST_TENSOR_MAX)];
+    let mut chunks = s.chunks_exact(8);
+    let mut base = 0;
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        let x = u64::from_le_bytes(w) ^ u64::from_le_bytes([b'>'; 8]);
+        // The lowest set bit marks the first zero byte of `x`, i.e. the first `>`.
+        let zero = x.wrapping_sub(ONES) & !x & HIGHS;
+        if zero != 0 {
+            return Some(base + zero.trailing_zeros() as usize / 8);
+        }
+        base += 8;
+    }
+    let tail = chunks.remainder();
+    tail.iter().position(|&c| c == b'>').map(|p| base + p)
+}
+
+/// Reads the body of a compact tensor type (`4x8xf32`: decimal dims, each followed by
+/// `x`, then an element keyword) into (element type, dims, rank); `None` for anything
+/// else (blanks, `?`, encodings, `complex<...>`, more than 8 dims, too many elements).
+fn compact_tensor(body: &[u8]) -> Option<(ElemType, [i64; 8], usize)> {
+    let mut dims = [0i64; 8];
+    let mut rank = 0;
+    let mut count: u64 = 1;
+    let mut j = 0;
+    loop {
+        let d0 = j;
+        let mut d: u64 = 0;
+        while j < body.len() && body[j].is_ascii_digit() {
+            d = d.wrapping_mul(10).wrapping_add((body[j] - b'0') as u64);
+            j += 1;
+        }
+        if j == d0 {
+            break;
+        }
+        if j - d0 > 12 || rank == dims.len() || body.get(j) != Some(&b'x') {
+            return None;
+        }
+        count = count.saturating_mul(d);
+        if count > MAX_ELEMENTS {
+            return None;
+        }
+        dims[rank] = d as i64;
+        rank += 1;
+        j += 1;
+    }
+    let elem = match &body[j..] {
+        b"f32" => ElemType::F32,
+        b"i64" => ElemType::Int(64),
+        b"i1" => ElemType::I1,
+        b"i32" => ElemType::Int(32),
+        b"bf16" => ElemType::BF16,
+        b"f16" => ElemType::F16,
+        b"f64" => ElemType::F64,
+        b"index" => return None,
+        kw if kw.iter().all(u8::is_ascii_alphanumeric) => {
+            ElemType::from_keyword(std::str::from_utf8(kw).ok()?)?
+        }
+        _ => return None,
+    };
+    Some((elem, dims, rank))
 }
 
 /// The type part of pretty op syntaxes that accept a function type or plain types.

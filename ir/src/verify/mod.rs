@@ -243,14 +243,18 @@ impl<'m> Walker<'m> {
     ) {
         let m = self.m;
         let ops = &m.region(r).ops;
-        let owner = parent.map_or("function body".to_string(), |p| {
-            format!("'{}' op region", m.op(p).kind.name())
-        });
+        // Only spelled out for a diagnostic.
+        let owner = || {
+            parent.map_or("function body".to_string(), |p| {
+                format!("'{}' op region", m.op(p).kind.name())
+            })
+        };
         match ops.last() {
             None => self.error(
                 span,
                 format!(
-                    "{owner} must end with a '{}' terminator, but it is empty",
+                    "{} must end with a '{}' terminator, but it is empty",
+                    owner(),
                     want.name()
                 ),
             ),
@@ -262,13 +266,15 @@ impl<'m> Walker<'m> {
                 if k != want && !func_return_ok {
                     let msg = if k.is_terminator() {
                         format!(
-                            "{owner} must end with '{}', but ends with '{}'",
+                            "{} must end with '{}', but ends with '{}'",
+                            owner(),
                             want.name(),
                             k.name()
                         )
                     } else {
                         format!(
-                            "{owner} must end with a '{}' terminator, but ends with '{}'",
+                            "{} must end with a '{}' terminator, but ends with '{}'",
+                            owner(),
                             want.name(),
                             k.name()
                         )
@@ -294,14 +300,15 @@ impl<'m> Walker<'m> {
     fn walk_op(&mut self, op: OpId, r: RegionId) {
         let m = self.m;
         let o = m.op(op);
-        let name = o.kind.name();
+        // Only spelled out for a diagnostic.
+        let name = || o.kind.name();
         let mut ok = true;
         if o.parent != Some(r) {
-            self.error(o.span, format!("'{name}' op has a stale parent link"));
+            self.error(o.span, format!("'{}' op has a stale parent link", name()));
         }
         for (i, &v) in o.operands.iter().enumerate() {
             if !self.visible[v.index()] {
-                self.error(o.span, format!("'{name}' op operand #{i} uses a value that does not dominate it (it is used before its definition or defined in another region)"));
+                self.error(o.span, format!("'{}' op operand #{i} uses a value that does not dominate it (it is used before its definition or defined in another region)", name()));
                 ok = false;
             }
         }
@@ -309,7 +316,7 @@ impl<'m> Walker<'m> {
             if m.value(v).def != ValueDef::Result(op, i as u32) {
                 self.error(
                     o.span,
-                    format!("'{name}' op result #{i} is defined elsewhere"),
+                    format!("'{}' op result #{i} is defined elsewhere", name()),
                 );
                 ok = false;
             }
@@ -318,7 +325,7 @@ impl<'m> Walker<'m> {
             if m.region(sub).parent != Some(op) {
                 self.error(
                     o.span,
-                    format!("'{name}' op owns a region whose parent link is stale"),
+                    format!("'{}' op owns a region whose parent link is stale", name()),
                 );
             }
             self.walk_region(sub, Some(op), o.span);

@@ -12,6 +12,7 @@ use crate::attr::{ConvDims, DotDims, GatherDims};
 use crate::module::{Module, OpId};
 use crate::ops::OpKind;
 use crate::types::{ElemType, TensorType, Type};
+use smallvec::SmallVec;
 
 /// A broken shape rule: the spec constraint label (`"C3"`, or `""`) and what went wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,7 +31,7 @@ fn fail<T>(constraint: &'static str, message: String) -> ShapeResult<T> {
 }
 
 /// Converts an `i128` size back to `i64`, rejecting negative or overflowing values.
-fn size(v: i128, c: &'static str, what: &str) -> ShapeResult<i64> {
+fn size(v: i128, c: &'static str, what: impl std::fmt::Display) -> ShapeResult<i64> {
     match i64::try_from(v) {
         Ok(s) if s >= 0 => Ok(s),
         _ => fail(c, format!("{what} has invalid size {v}")),
@@ -45,7 +46,8 @@ pub fn check_dims(
     range_c: &'static str,
     unique_c: &'static str,
 ) -> ShapeResult<()> {
-    let mut seen = vec![false; rank];
+    // A bit per dimension (no allocation) up to rank 128, a vector beyond.
+    let (mut bits, mut wide) = (0u128, vec![false; if rank > 128 { rank } else { 0 }]);
     for &d in dims {
         if d < 0 || d as u64 >= rank as u64 {
             return fail(
@@ -53,7 +55,15 @@ pub fn check_dims(
                 format!("expects {what} to be in [0, {rank}), but got {d}"),
             );
         }
-        if std::mem::replace(&mut seen[d as usize], true) {
+        let repeat = match wide.get_mut(d as usize) {
+            Some(seen) => std::mem::replace(seen, true),
+            None => {
+                let had = bits & (1 << d) != 0;
+                bits |= 1 << d;
+                had
+            }
+        };
+        if repeat {
             return fail(
                 unique_c,
                 format!("expects {what} to be unique, but {d} repeats"),
@@ -122,7 +132,7 @@ pub fn slice(
             );
         }
         let n = (l as i128 - s as i128 + st as i128 - 1) / st as i128;
-        out.push(size(n, "C5", &format!("result dimension {i}"))?);
+        out.push(size(n, "C5", format_args!("result dimension {i}"))?);
     }
     Ok(out)
 }
@@ -154,7 +164,7 @@ pub fn pad(shape: &[i64], low: &[i64], high: &[i64], interior: &[i64]) -> ShapeR
         }
         let d = shape[i] as i128;
         let v = d + low[i] as i128 + high[i] as i128 + (d - 1).max(0) * interior[i] as i128;
-        out.push(size(v, "C4", &format!("padded dimension {i}"))?);
+        out.push(size(v, "C4", format_args!("padded dimension {i}"))?);
     }
     Ok(out)
 }
@@ -245,7 +255,7 @@ pub fn dot_general(lhs: &[i64], rhs: &[i64], dd: &DotDims) -> ShapeResult<Vec<i6
     check_dims(lc, lhs.len(), "lhs_contracting_dimensions", "C6", "C3")?;
     check_dims(rb, rhs.len(), "rhs_batching_dimensions", "C7", "C4")?;
     check_dims(rc, rhs.len(), "rhs_contracting_dimensions", "C8", "C4")?;
-    let l_all: Vec<i64> = lb.iter().chain(lc).copied().collect();
+    let l_all: SmallVec<[i64; 8]> = lb.iter().chain(lc).copied().collect();
     check_dims(
         &l_all,
         lhs.len(),
@@ -253,7 +263,7 @@ pub fn dot_general(lhs: &[i64], rhs: &[i64], dd: &DotDims) -> ShapeResult<Vec<i6
         "C5",
         "C3",
     )?;
-    let r_all: Vec<i64> = rb.iter().chain(rc).copied().collect();
+    let r_all: SmallVec<[i64; 8]> = rb.iter().chain(rc).copied().collect();
     check_dims(
         &r_all,
         rhs.len(),
@@ -261,10 +271,16 @@ pub fn dot_general(lhs: &[i64], rhs: &[i64], dd: &DotDims) -> ShapeResult<Vec<i6
         "C7",
         "C4",
     )?;
-    if pick(lhs, lb) != pick(rhs, rb) {
+    // `pick` (allocating) only to spell out a mismatch.
+    let sizes = |s: &[i64], d: &[i64]| {
+        d.iter()
+            .map(|&d| s[d as usize])
+            .collect::<SmallVec<[_; 4]>>()
+    };
+    if sizes(lhs, lb) != sizes(rhs, rb) {
         return fail("C9", format!("expects lhs and rhs batching dimensions to have the same sizes, but got {:?} and {:?}", pick(lhs, lb), pick(rhs, rb)));
     }
-    if pick(lhs, lc) != pick(rhs, rc) {
+    if sizes(lhs, lc) != sizes(rhs, rc) {
         return fail("C10", format!("expects lhs and rhs contracting dimensions to have the same sizes, but got {:?} and {:?}", pick(lhs, lc), pick(rhs, rc)));
     }
     let mut out = pick(lhs, lb);
@@ -273,11 +289,10 @@ pub fn dot_general(lhs: &[i64], rhs: &[i64], dd: &DotDims) -> ShapeResult<Vec<i6
     Ok(out)
 }
 
-fn free_dims(shape: &[i64], used: &[i64]) -> Vec<i64> {
+fn free_dims<'s>(shape: &'s [i64], used: &'s [i64]) -> impl Iterator<Item = i64> + 's {
     (0..shape.len())
         .filter(|i| !used.contains(&(*i as i64)))
         .map(|i| shape[i])
-        .collect()
 }
 
 /// Window attributes of `convolution` (one entry per spatial dimension).
