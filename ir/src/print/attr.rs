@@ -38,10 +38,23 @@ pub(crate) fn write_attr_entries<'a>(
     p.out.push('}');
 }
 
+/// `BARE_ID[b]`: byte `b` may continue a bare identifier (`[A-Za-z0-9_$.]`).
+const BARE_ID: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c == b'.';
+        b += 1;
+    }
+    t
+};
+
+/// `[A-Za-z_][A-Za-z0-9_$.]*` (attribute names and symbols print unquoted then).
 fn is_bare_id(s: &str) -> bool {
     let mut cs = s.bytes();
     matches!(cs.next(), Some(c) if c.is_ascii_alphabetic() || c == b'_')
-        && cs.all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'.'))
+        && cs.all(|c| BARE_ID[usize::from(c)])
 }
 
 fn write_name(out: &mut String, n: &str) {

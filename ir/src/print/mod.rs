@@ -63,72 +63,98 @@ const PARALLEL_MIN_OPS: usize = 4096;
 /// Prints a module as MLIR text.
 ///
 /// Functions are numbered independently (values are per-function, like MLIR), so large
-/// modules print their functions on several threads, in contiguous groups of similar op
-/// counts, and join the texts in function order: the bytes are the same as printing on
-/// one thread.
+/// modules print their functions on several threads, in contiguous groups of similar
+/// printed size ([`func_weight`]), and join the texts in function order: the bytes are
+/// the same as printing on one thread.
 pub fn print_module(module: &Module, opts: &PrintOptions) -> String {
-    let mut p = Printer::new(module, opts, module.ops.len() * 80 + 256);
-    p.module_header();
-    p.indent = 1;
-    p.print_meshes();
     if module.ops.len() < PARALLEL_MIN_OPS || module.funcs.len() < 2 {
+        let mut p = Printer::new(module, opts, module.ops.len() * 80 + 256);
+        p.module_header();
+        p.indent = 1;
+        p.print_meshes();
         for f in 0..module.funcs.len() {
             p.print_func(f);
         }
-    } else {
-        use rayon::prelude::*;
-        // One group per thread: each group's printer has its own value-name table and
-        // output buffer, and fresh memory costs page faults, so fewer, larger groups win.
-        // The first group prints straight into the module's buffer (no copy of its text).
-        let groups = func_groups(module, rayon::current_num_threads());
-        let (first, others) = groups.split_first().unwrap_or((&(0..0), &[]));
-        let ((), texts) = rayon::join(
-            || p.print_funcs(first.clone()),
-            || {
-                others
-                    .par_iter()
-                    .map(|range| {
-                        let ops: usize = range.clone().map(|f| func_weight(module, f)).sum();
-                        let mut q = Printer::new(module, opts, ops * 160);
-                        q.indent = 1;
-                        q.print_funcs(range.clone());
-                        q.out
-                    })
-                    .collect::<Vec<String>>()
-            },
-        );
-        for t in &texts {
-            p.out.push_str(t);
-        }
+        p.out.push_str("}\n");
+        return p.out;
+    }
+    use rayon::prelude::*;
+    let weights: Vec<usize> = (0..module.funcs.len())
+        .map(|f| func_weight(module, f))
+        .collect();
+    // Room for every group's text up front: appending the others' text must not move
+    // (copy) the first group's.
+    let total: usize = weights.iter().sum();
+    let mut p = Printer::new(module, opts, total * BYTES_PER_WEIGHT + 4096);
+    p.module_header();
+    p.indent = 1;
+    p.print_meshes();
+    // One group per thread: each group's printer has its own value-name table and
+    // output buffer, and fresh memory costs page faults, so fewer, larger groups win.
+    // The first group prints straight into the module's buffer (no copy of its text).
+    let groups = func_groups(&weights, rayon::current_num_threads());
+    let (first, others) = groups.split_first().unwrap_or((&(0..0), &[]));
+    let ((), texts) = rayon::join(
+        || p.print_funcs(first.clone()),
+        || {
+            others
+                .par_iter()
+                .map(|range| {
+                    let weight: usize = weights[range.clone()].iter().sum();
+                    let mut q = Printer::new(module, opts, weight * BYTES_PER_WEIGHT);
+                    q.indent = 1;
+                    q.print_funcs(range.clone());
+                    q.out
+                })
+                .collect::<Vec<String>>()
+        },
+    );
+    for t in &texts {
+        p.out.push_str(t);
     }
     p.out.push_str("}\n");
     p.out
 }
 
-/// Splits the functions into about `n` contiguous ranges of similar total op count.
-fn func_groups(m: &Module, n: usize) -> Vec<std::ops::Range<usize>> {
-    let weight = |f: usize| func_weight(m, f);
-    let total: usize = (0..m.funcs.len()).map(weight).sum();
+/// Splits the functions into about `n` contiguous ranges of similar total weight.
+fn func_groups(weights: &[usize], n: usize) -> Vec<std::ops::Range<usize>> {
+    let total: usize = weights.iter().sum();
     let per = total.div_ceil(n.max(1)).max(1);
     let mut groups = Vec::new();
     let (mut start, mut acc) = (0, 0);
-    for f in 0..m.funcs.len() {
-        acc += weight(f);
+    for (f, &w) in weights.iter().enumerate() {
+        acc += w;
         if acc >= per {
             groups.push(start..f + 1);
             (start, acc) = (f + 1, 0);
         }
     }
-    if start < m.funcs.len() {
-        groups.push(start..m.funcs.len());
+    if start < weights.len() {
+        groups.push(start..weights.len());
     }
     groups
 }
 
-/// Ops at the top level of function `f`'s body, plus one (the group-balancing weight).
+/// Output bytes reserved per unit of [`func_weight`] (a unit prints as about 20 bytes: a
+/// value name and its type, or an op's framing).
+const BYTES_PER_WEIGHT: usize = 32;
+
+/// The group-balancing weight of function `f`, about proportional to its printed size:
+/// per top-level op two units of framing plus one per operand and result, and a flat
+/// [`REGION_WEIGHT`] per nested region (reducer bodies: a few small ops).
 fn func_weight(m: &Module, f: usize) -> usize {
-    m.region(m.funcs[f].body).ops.len() + 1
+    let ops = &m.region(m.funcs[f].body).ops;
+    1 + ops
+        .iter()
+        .map(|&op| {
+            let o = m.op(op);
+            2 + o.operands.len() + o.results.len() + REGION_WEIGHT * o.regions.len()
+        })
+        .sum::<usize>()
 }
+
+/// [`func_weight`] of one nested region.
+const REGION_WEIGHT: usize = 12;
 
 impl<'m> Printer<'m> {
     fn new(m: &'m Module, opts: &PrintOptions, capacity: usize) -> Self {
@@ -264,9 +290,14 @@ impl<'m> Printer<'m> {
         }
     }
 
+    /// Two spaces per indentation level.
     pub(crate) fn pad(&mut self) {
-        for _ in 0..self.indent {
-            self.out.push_str("  ");
+        const SPACES: &str = "                                ";
+        let mut n = 2 * self.indent;
+        while n > 0 {
+            let k = n.min(SPACES.len());
+            self.out.push_str(&SPACES[..k]);
+            n -= k;
         }
     }
 

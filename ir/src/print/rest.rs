@@ -29,15 +29,25 @@ impl<'a> Rest<'a> {
         self.taken.iter().any(|&t| usize::from(t) == i)
     }
 
+    /// Index of `name` in the dictionary. Ops carry a handful of attributes, so a linear
+    /// scan (names of another length are rejected without comparing bytes) beats the
+    /// binary search, whose every probe compares bytes.
+    fn position(&self, name: &str) -> Option<usize> {
+        if self.attrs.len() > 8 {
+            return self.attrs.position(name);
+        }
+        self.attrs.iter().position(|(n, _)| n == name)
+    }
+
     /// The attribute `name` if it is still there.
     pub fn get(&self, name: &str) -> Option<&'a Attr> {
-        let i = self.attrs.position(name)?;
+        let i = self.position(name)?;
         (!self.is_taken(i)).then(|| self.attrs.entry(i).1)
     }
 
     /// Takes attribute `name` (it no longer prints in the trailing dictionary).
     pub fn remove(&mut self, name: &str) -> Option<&'a Attr> {
-        let i = self.attrs.position(name)?;
+        let i = self.position(name)?;
         if self.is_taken(i) {
             return None;
         }

@@ -185,6 +185,15 @@ impl FusionPlan {
 
 /// Plans kernels for the region of `g`.
 pub fn plan_fusion(m: &Module, g: &RegionGraph, cfg: &FusionConfig) -> FusionPlan {
+    let mut plan = plan_kernels(m, g, cfg);
+    plan.hbm_bytes_unfused = unfused_hbm_bytes(m, g);
+    plan
+}
+
+/// [`plan_fusion`] without [`FusionPlan::hbm_bytes_unfused`] (left 0), which
+/// [`unfused_hbm_bytes`] computes independently (on another thread in
+/// [`super::plan_function`]).
+pub(super) fn plan_kernels(m: &Module, g: &RegionGraph, cfg: &FusionConfig) -> FusionPlan {
     let mut p = Planner::new(m, g, cfg);
     for i in (0..g.order.len()).rev() {
         if m.op(g.order[i]).kind.is_terminator() || p.is_owned(i) {
@@ -290,12 +299,14 @@ fn finish(m: &Module, g: &RegionGraph, mut grown: Grown) -> FusionPlan {
         kernels,
         rejections,
         kernel_of,
-        hbm_bytes_unfused: unfused_bytes(m, g, &facts),
+        hbm_bytes_unfused: 0,
     }
 }
 
-/// HBM bytes if every op (but the terminator) were its own kernel.
-fn unfused_bytes(m: &Module, g: &RegionGraph, facts: &TypeFacts) -> u64 {
+/// HBM bytes if every op (but the terminator) of the region of `g` were its own kernel
+/// ([`FusionPlan::hbm_bytes_unfused`]).
+pub(super) fn unfused_hbm_bytes(m: &Module, g: &RegionGraph) -> u64 {
+    let facts = TypeFacts::new(m);
     g.order
         .iter()
         .filter(|&&o| !m.op(o).kind.is_terminator())

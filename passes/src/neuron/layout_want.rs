@@ -164,23 +164,24 @@ impl CostModel {
     pub fn new(m: &Module, g: &RegionGraph) -> CostModel {
         let n = g.order.len();
         let mut edge_start = Vec::with_capacity(n + 1);
-        let mut edges = Vec::new();
+        let operands: usize = g.order.iter().map(|&op| m.op(op).operands.len()).sum();
+        let mut edges = Vec::with_capacity(operands);
         let mut first_result = Vec::with_capacity(n);
         let mut def0 = vec![NONE; m.values.len()];
         let mut use_count = vec![0u32; m.values.len() + 1];
         let facts = TypeFacts::new(m);
-        let rank = |v: ValueId| facts.of(m, v).rank.unwrap_or(0);
         edge_start.push(0);
         for (pos, &op) in g.order.iter().enumerate() {
             let o = m.op(op);
-            let res_rank = o.results.first().map(|&r| rank(r));
+            let res_rank = o.results.first().map(|&r| facts.of(m, r).rank.unwrap_or(0));
             for &v in &o.operands {
                 let f = facts.of(m, v);
+                let rank = f.rank.unwrap_or(0);
                 edges.push(Edge {
                     value: v.0,
                     bytes: (!is_function_arg(m, v)).then_some(f.bytes as f64),
-                    rank0: rank(v) == 0,
-                    same_rank: res_rank == Some(rank(v)),
+                    rank0: rank == 0,
+                    same_rank: res_rank == Some(rank),
                     rule: EdgeRule::General,
                 });
                 use_count[v.index() + 1] += 1;

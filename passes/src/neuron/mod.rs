@@ -46,10 +46,15 @@ pub fn plan_function(m: &Module, func: &Func, cfg: &FusionConfig) -> NeuronPlan 
     let graph = RegionGraph::new(m, func.body);
     // Layout assignment and fusion planning read the same graph and not each other's
     // results, so they run on two threads (each is deterministic on its own).
-    let (layout, fusion) = rayon::join(
-        || layout::assign_layouts(m, &graph),
-        || fusion::plan_fusion(m, &graph, cfg),
+    // The unfused traffic goes with the layout, which is the shorter of the two.
+    let ((layout, unfused), mut fusion) = rayon::join(
+        || {
+            let layout = layout::assign_layouts(m, &graph);
+            (layout, fusion::unfused_hbm_bytes(m, &graph))
+        },
+        || fusion::plan_kernels(m, &graph, cfg),
     );
+    fusion.hbm_bytes_unfused = unfused;
     NeuronPlan {
         graph,
         layout,

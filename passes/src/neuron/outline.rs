@@ -6,8 +6,10 @@
 //! kernel back from it. `composite_attributes` record the kernel number and the partition
 //! dimension chosen for each result (`partition_dims`, -1 for none).
 //! Invariants: after outlining, the function body is in topological order again and every
-//! removed op's results have no remaining users. An op's attributes are cloned into every
-//! copy but the last one made of an op that leaves the body, which takes them instead.
+//! removed op's results have no remaining users. An op that leaves the body is moved into
+//! the body of the last kernel that holds it (keeping its id, results, regions and
+//! attributes); every other kernel holding it gets a copy. Only the function body's uses
+//! are renamed to the composites' results.
 
 use super::fusion::OpClass;
 use super::NeuronPlan;
@@ -21,15 +23,16 @@ const NONE: u32 = u32::MAX;
 /// `replaced[op]`: the op leaves the body without a replacement.
 const DROPPED: u32 = u32::MAX - 1;
 
-/// Outlines the kernels of `plan` (computed on function `func_index`) that hold more
-/// than one op and move data, at most `limit` of them (fuel). `extra[k]` are ops added to
-/// the body after planning (relayouts) that belong to kernel `k`. Returns how many.
+/// Outlines the kernels `k` of `plan` (computed on function `func_index`) with
+/// `outlined[k]` (the caller picks [`outlinable`] ones, as many as fuel allows). `extra[k]`
+/// are ops added to the body after planning (relayouts) that belong to kernel `k`.
+/// Returns how many were outlined.
 pub fn outline_kernels(
     m: &mut Module,
     func_index: usize,
     plan: &NeuronPlan,
     extra: &[Vec<OpId>],
-    limit: usize,
+    outlined: &[bool],
 ) -> usize {
     let body = m.funcs[func_index].body;
     let fname = m.funcs[func_index].name.clone();
@@ -44,28 +47,21 @@ pub fn outline_kernels(
     // Owned op -> the composite replacing it (for the kernel's last op) or `DROPPED`.
     let mut replaced: Vec<u32> = vec![NONE; m.ops.len()];
     let mut map = DenseValueMap::new(m.values.len());
-    let outlined = outlined_kernels(m, plan, limit);
-    reserve_for_copies(m, plan, extra, &outlined);
-    let mut copies = CopyCount::new(m, plan, extra, &outlined);
+    let outlined = |k: usize| outlined.get(k).copied().unwrap_or(false);
+    let mut copies = CopyCount::new(m, plan, extra, outlined);
+    reserve_for_copies(m, plan, extra, outlined, &copies);
     for (k, kernel) in plan.fusion.kernels.iter().enumerate() {
-        if !outlined[k] {
+        if !outlined(k) {
             continue;
         }
         let callee = kernel_name(&fname, k);
         let extra = extra.get(k).map_or(&[][..], Vec::as_slice);
-        let mut members: Vec<OpId> = kernel
-            .ops
-            .iter()
-            .chain(&kernel.duplicated)
-            .chain(extra)
-            .copied()
-            .collect();
-        members.sort_by_key(|o| pos[o.index()]);
+        let members = members_in_order(&pos, &kernel.ops, &kernel.duplicated, extra);
         map.clear();
-        let movable: Vec<bool> = members.iter().map(|&o| copies.take_last(o)).collect();
+        let moved: Vec<bool> = members.iter().map(|&o| copies.take_last(o)).collect();
         let (kbody, result_types) = build_kernel_body(
             m,
-            (&members, &movable),
+            (&members, &moved),
             &kernel.inputs,
             &kernel.outputs,
             &mut map,
@@ -102,7 +98,7 @@ pub fn outline_kernels(
         match replaced.get(o.index()).copied().unwrap_or(NONE) {
             NONE => ops.push(o),
             r => {
-                m.op_mut(o).parent = None;
+                // `o` was moved into a kernel body (its last copy): it keeps that parent.
                 if r != DROPPED {
                     let c = OpId(r);
                     m.op_mut(c).parent = Some(body);
@@ -112,13 +108,46 @@ pub fn outline_kernels(
         }
     }
     m.region_mut(body).ops.clone_from(&ops);
-    rename_uses(m, &renamed);
+    rename_uses(m, body, &renamed);
     // Multi-output kernels may now feed ops placed before them: restore topological order.
     let terminator = ops.pop_if(|&mut o| m.op(o).kind.is_terminator());
     let mut sorted = topo_sort(m, ops);
     sorted.extend(terminator);
     m.region_mut(body).ops = sorted;
     count
+}
+
+/// The ops of a kernel (owned, copied and extra) in body order (`pos`). Owned and copied
+/// ops come sorted by plan position, which body order preserves, so they are merged;
+/// the few extra ops (relayouts) are sorted in.
+fn members_in_order(pos: &[u32], ops: &[OpId], dup: &[OpId], extra: &[OpId]) -> Vec<OpId> {
+    let key = |o: &OpId| pos[o.index()];
+    let mut out = Vec::with_capacity(ops.len() + dup.len() + extra.len());
+    let sorted = |list: &[OpId]| list.windows(2).all(|w| key(&w[0]) < key(&w[1]));
+    if sorted(ops) && sorted(dup) {
+        let (mut i, mut j) = (0, 0);
+        while i < ops.len() && j < dup.len() {
+            if key(&ops[i]) < key(&dup[j]) {
+                out.push(ops[i]);
+                i += 1;
+            } else {
+                out.push(dup[j]);
+                j += 1;
+            }
+        }
+        out.extend_from_slice(&ops[i..]);
+        out.extend_from_slice(&dup[j..]);
+        if extra.is_empty() {
+            return out;
+        }
+    } else {
+        out.extend_from_slice(ops);
+        out.extend_from_slice(dup);
+    }
+    out.extend_from_slice(extra);
+    // Members are distinct ops of the body: their positions are distinct keys.
+    out.sort_by_key(key);
+    out
 }
 
 /// `<func>.kernel<k>`.
@@ -141,22 +170,9 @@ fn kernel_name(func: &str, k: usize) -> String {
     name
 }
 
-/// Which kernels get outlined: the first `limit` outlinable ones.
-fn outlined_kernels(m: &Module, plan: &NeuronPlan, limit: usize) -> Vec<bool> {
-    let mut count = 0;
-    let kernels = plan.fusion.kernels.iter();
-    kernels
-        .map(|kernel| {
-            let chosen = count < limit && outlinable(m, kernel);
-            count += usize::from(chosen);
-            chosen
-        })
-        .collect()
-}
-
-/// Which copy of an op may take the op's attributes instead of cloning them: the last
-/// copy made, when the op itself leaves the body (it is owned by an outlined kernel).
-/// Ops duplicated into several kernels keep their attributes until their last copy.
+/// Which kernel an op is moved into rather than copied: the last one made that holds it,
+/// when the op itself leaves the body (it is owned by an outlined kernel). Ops duplicated
+/// into several kernels are copied into all of them but that last one.
 struct CopyCount {
     /// Copies still to be made of each op (by op index).
     left: Vec<u32>,
@@ -165,11 +181,16 @@ struct CopyCount {
 }
 
 impl CopyCount {
-    fn new(m: &Module, plan: &NeuronPlan, extra: &[Vec<OpId>], outlined: &[bool]) -> Self {
+    fn new(
+        m: &Module,
+        plan: &NeuronPlan,
+        extra: &[Vec<OpId>],
+        outlined: impl Fn(usize) -> bool,
+    ) -> Self {
         let mut left = vec![0u32; m.ops.len()];
         let mut leaves = vec![false; m.ops.len()];
         for (k, kernel) in plan.fusion.kernels.iter().enumerate() {
-            if !outlined[k] {
+            if !outlined(k) {
                 continue;
             }
             let extra = extra.get(k).map_or(&[][..], Vec::as_slice);
@@ -196,30 +217,42 @@ impl CopyCount {
     }
 }
 
-/// Reserves room in the module's arenas for what outlining adds (copies of the members and
-/// of the ops nested in them, a call and a return, a function and its body per kernel),
-/// so that each grows at most once.
-fn reserve_for_copies(m: &mut Module, plan: &NeuronPlan, extra: &[Vec<OpId>], outlined: &[bool]) {
+/// Reserves room in the module's arenas for what outlining adds (copies of the members
+/// that are not moved and of the ops nested in them, a call and a return, a function and
+/// its body per kernel), so that each grows at most once.
+fn reserve_for_copies(
+    m: &mut Module,
+    plan: &NeuronPlan,
+    extra: &[Vec<OpId>],
+    outlined: impl Fn(usize) -> bool,
+    copies: &CopyCount,
+) {
     let mut ops = 0;
     let mut values = 0;
     let mut regions = 0;
     let mut funcs = 0;
     let kernels = plan.fusion.kernels.iter().enumerate();
-    for (k, kernel) in kernels.filter(|&(k, _)| outlined[k]) {
+    for (k, kernel) in kernels.filter(|&(k, _)| outlined(k)) {
         let extra = extra.get(k).map_or(&[][..], Vec::as_slice);
         for &o in kernel.ops.iter().chain(&kernel.duplicated).chain(extra) {
-            ops += 1;
-            values += m.op(o).results.len();
-            for &r in &m.op(o).regions {
-                ops += m.region(r).ops.len();
-                values += m.region(r).args.len();
-                regions += 1;
+            if copies.leaves[o.index()] {
+                continue; // counted below, once per op
             }
+            let (n, v, r) = copy_size(m, o);
+            (ops, values, regions) = (ops + n, values + v, regions + r);
         }
         ops += 2;
         values += kernel.inputs.len() + kernel.outputs.len();
         regions += 1;
         funcs += 1;
+    }
+    // An op that leaves the body is copied once per kernel holding it but the last.
+    for (i, &n) in copies.left.iter().enumerate() {
+        if n > 1 && copies.leaves[i] {
+            let (o, v, r) = copy_size(m, OpId(i as u32));
+            let times = n as usize - 1;
+            (ops, values, regions) = (ops + o * times, values + v * times, regions + r * times);
+        }
     }
     m.ops.reserve(ops);
     m.values.reserve(values);
@@ -227,15 +260,52 @@ fn reserve_for_copies(m: &mut Module, plan: &NeuronPlan, extra: &[Vec<OpId>], ou
     m.funcs.reserve(funcs);
 }
 
-/// Replaces every use of a renamed value in the live ops of all functions.
-fn rename_uses(m: &mut Module, renamed: &[u32]) {
+/// (ops, values, regions) one copy of `o` creates (one level of nesting, as the arenas
+/// only need a good estimate).
+fn copy_size(m: &Module, o: OpId) -> (usize, usize, usize) {
+    let mut size = (1, m.op(o).results.len(), 0);
+    for &r in &m.op(o).regions {
+        size.0 += m.region(r).ops.len();
+        size.1 += m.region(r).args.len();
+        size.2 += 1;
+    }
+    size
+}
+
+/// Replaces every use of a renamed value in the ops of `region` and the regions nested
+/// in them (a function body: its values are used nowhere else; the ops moved into kernel
+/// bodies keep reading the original values there).
+fn rename_uses(m: &mut Module, region: RegionId, renamed: &[u32]) {
     let mut live = Vec::new();
-    m.walk_ops(|op| live.push(op));
+    m.walk_region(region, &mut |op| live.push(op));
     for op in live {
         for v in &mut m.op_mut(op).operands {
             if let Some(&n) = renamed.get(v.index()).filter(|&&n| n != NONE) {
                 *v = ValueId(n);
             }
+        }
+    }
+}
+
+/// Moves `op` (detached from the body by the caller's rebuild) into a kernel body: its
+/// operands, and those of the ops nested in its regions, read through `map` (kernel
+/// inputs become arguments, copies made earlier in the kernel replace their originals);
+/// its results, regions and attributes stay its own, so later members read them as they
+/// are.
+fn move_op(m: &mut Module, op: OpId, map: &DenseValueMap) {
+    for v in &mut m.op_mut(op).operands {
+        *v = map.lookup(*v);
+    }
+    if m.op(op).regions.is_empty() {
+        return;
+    }
+    let mut nested = Vec::new();
+    for ri in 0..m.op(op).regions.len() {
+        m.walk_region(m.op(op).regions[ri], &mut |inner| nested.push(inner));
+    }
+    for inner in nested {
+        for v in &mut m.op_mut(inner).operands {
+            *v = map.lookup(*v);
         }
     }
 }
@@ -250,11 +320,11 @@ pub fn outlinable(m: &Module, kernel: &super::fusion::Kernel) -> bool {
 }
 
 /// Builds the decomposition body of one kernel: an argument per input, a copy of every
-/// member (in program order), and a return of the outputs. Members flagged movable hand
-/// their attributes to their copy instead of having them cloned.
+/// member (in program order), and a return of the outputs. Members flagged `last` (the last
+/// copy of an op that leaves the body) are moved in instead of copied.
 fn build_kernel_body(
     m: &mut Module,
-    (members, movable): (&[OpId], &[bool]),
+    (members, moved): (&[OpId], &[bool]),
     inputs: &[ValueId],
     outputs: &[ValueId],
     map: &mut DenseValueMap,
@@ -267,13 +337,14 @@ fn build_kernel_body(
         let a = m.add_region_arg(region, m.value_type(v));
         map.record(v, a);
     }
-    for (&op, &take) in members.iter().zip(movable) {
-        let attrs = take.then(|| std::mem::take(&mut m.op_mut(op).attrs));
-        let c = clone_op(m, op, map);
-        if let Some(attrs) = attrs {
-            m.op_mut(c).attrs = attrs;
+    for (&op, &last) in members.iter().zip(moved) {
+        if last {
+            move_op(m, op, map);
+            m.append_op(region, op);
+        } else {
+            let c = clone_op(m, op, map);
+            m.append_op(region, c);
         }
-        m.append_op(region, c);
     }
     let rets: Vec<ValueId> = outputs.iter().map(|&v| map.lookup(v)).collect();
     let types = outputs.iter().map(|&v| m.value_type(v)).collect();

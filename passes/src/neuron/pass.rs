@@ -29,8 +29,7 @@ impl Pass for NeuronFuse {
             .filter(|&i| module.funcs[i].visibility.is_none())
             .collect();
         for fi in targets {
-            let func = module.funcs[fi].clone();
-            let plan = plan_function(module, &func, &cfg);
+            let plan = plan_function(module, &module.funcs[fi], &cfg);
             let chosen: Vec<usize> = plan
                 .fusion
                 .kernels
@@ -46,7 +45,7 @@ impl Pass for NeuronFuse {
             }
             let relayouts = relayout::materialize_relayouts(module, fi, &plan, |k| outlined[k]);
             changed |= relayouts.added > 0;
-            let n = outline::outline_kernels(module, fi, &plan, &relayouts.members, chosen.len());
+            let n = outline::outline_kernels(module, fi, &plan, &relayouts.members, &outlined);
             changed |= n > 0;
         }
         Ok(Changed::from_bool(changed))

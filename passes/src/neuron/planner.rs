@@ -26,6 +26,8 @@ use std::collections::BinaryHeap;
 
 /// "No kernel" / "no stamp".
 const NONE: u32 = u32::MAX;
+/// Construction-time mark of a value read by the region but defined outside its ops.
+const OUTSIDE: u32 = u32::MAX - 1;
 
 /// Debug builds cross-check the bounded cycle search against a full one in regions of at
 /// most this many ops.
@@ -227,19 +229,29 @@ impl<'a> Planner<'a> {
             out.extend(m.op(g.order[i]).results.iter().map(|v| v.0));
         });
         let facts = TypeFacts::new(m);
-        for (i, &op) in g.order.iter().enumerate() {
-            let o = m.op(op);
-            let read = operands.of(i as u32).iter().map(|&v| ValueId(v));
-            for v in o.results.iter().copied().chain(read) {
-                let f = facts.of(m, v);
-                if let (Some(rank), Some(t)) = (f.rank, f.tensor) {
-                    needs_dma[v.index()] = rank > 0;
-                    tensor[v.index()] = Some(t);
-                }
+        let mut fill = |v: ValueId| {
+            let f = facts.of(m, v);
+            if let (Some(rank), Some(t)) = (f.rank, f.tensor) {
+                needs_dma[v.index()] = rank > 0;
+                tensor[v.index()] = Some(t);
             }
-            for &r in &o.results {
+        };
+        // Type facts of every value an op of the region defines or reads: the results
+        // first, then (once each) the operands defined outside the region's ops.
+        for (i, &op) in g.order.iter().enumerate() {
+            for &r in &m.op(op).results {
+                fill(r);
                 def_pos[r.index()] = i as u32;
             }
+        }
+        for &v in &operands.items {
+            if def_pos[v as usize] == NONE {
+                def_pos[v as usize] = OUTSIDE;
+                fill(ValueId(v));
+            }
+        }
+        for d in def_pos.iter_mut().filter(|d| **d == OUTSIDE) {
+            *d = NONE;
         }
         let producers = Csr::build(n, operands.items.len(), |i, out| {
             out.extend(
