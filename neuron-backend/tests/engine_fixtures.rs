@@ -1,8 +1,10 @@
 //! The engine back end on every model fixture: it compiles, `predicted >= roofline`, the
-//! outputs are deterministic and the schedule respects dependencies. Prints the numbers
-//! the issue asks for (run with `--nocapture`).
+//! outputs are deterministic, the schedule respects dependencies and never lets two SBUF
+//! buffers that share addresses be in use at the same time. Prints the numbers the issue
+//! asks for (run with `--nocapture`).
 
-use neuronc_backend::engine::{compile_function, EngineOptions};
+use neuronc_backend::engine::isa::Mem;
+use neuronc_backend::engine::{compile_function, EngineOptions, EngineOutput};
 use neuronc_ir::parse_module;
 use neuronc_passes::neuron::{fusion::FusionConfig, plan_function};
 use std::path::PathBuf;
@@ -88,8 +90,53 @@ fn check_fixtures(max_bytes: u64) {
                 assert!(s.start[ins.id as usize] >= s.end[d as usize]);
             }
         }
+        assert_sbuf_tenants_disjoint(&out, &path);
         let again = compile_function(&m, &f, &plan, &EngineOptions::default()).expect("again");
         assert_eq!(out.program_nir(), again.program_nir(), "{}", path.display());
         assert_eq!(out.timeline_json(), again.timeline_json());
+    }
+}
+
+/// Every SBUF buffer is in use from the start of the first instruction that names it
+/// (reads or writes) to the end of the last; two buffers whose address ranges (rounded up
+/// to the allocator's 64-byte granularity) overlap must not be in use at the same time.
+fn assert_sbuf_tenants_disjoint(out: &EngineOutput, path: &std::path::Path) {
+    let p = &out.lowered.program;
+    let s = &out.schedule;
+    let mut life: Vec<Option<(f64, f64)>> = vec![None; p.buffers.len()];
+    for ins in &p.instrs {
+        let (a, b) = (s.start[ins.id as usize], s.end[ins.id as usize]);
+        for &buf in ins.reads.iter().chain(&ins.writes) {
+            if p.buffers[buf as usize].mem == Mem::Sbuf {
+                let l = life[buf as usize].get_or_insert((a, b));
+                *l = (l.0.min(a), l.1.max(b));
+            }
+        }
+    }
+    // (start, end, first byte, end byte, buffer), swept by start time.
+    let mut used: Vec<(f64, f64, u64, u64, usize)> = life
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let b = &p.buffers[i];
+            l.map(|(a, e)| (a, e, b.offset, b.offset + b.bytes.div_ceil(64) * 64, i))
+        })
+        .collect();
+    used.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.4.cmp(&y.4)));
+    let mut active: Vec<(f64, f64, u64, u64, usize)> = Vec::new();
+    for u in used {
+        active.retain(|x| x.1 > u.0);
+        for x in &active {
+            assert!(
+                !(x.2 < u.3 && u.2 < x.3),
+                "{}: SBUF buffers {} and {} share addresses while both in use ({:?} / {:?})",
+                path.display(),
+                p.buffers[x.4].name,
+                p.buffers[u.4].name,
+                (x.0, x.1),
+                (u.0, u.1)
+            );
+        }
+        active.push(u);
     }
 }

@@ -1,11 +1,33 @@
 //! Property tests of the list scheduler on random small DAGs: no instruction starts before
-//! its producers end, one engine (and, on NeuronCore-v2, one shared port) never runs two
-//! instructions at once, the schedule is deterministic, and semaphore waits name the
-//! producers' positions.
+//! its producers end, one engine or DMA queue (and, on NeuronCore-v2, one shared port)
+//! never runs two instructions at once, a DMA transfer's duration follows the queues it
+//! was given, the schedule is deterministic, and semaphore waits name the producers'
+//! positions. Plus hand-computed cases of the DMA queue choice.
 
 use neuronc_backend::engine::isa::{Engine, Instr, Opcode, Program, NUM_STREAMS};
-use neuronc_backend::engine::schedule::schedule;
+use neuronc_backend::engine::schedule::{schedule as run, Config, Schedule};
 use proptest::prelude::*;
+
+/// Fixed DMA cost used by the property test (most random transfers are longer).
+const FIXED: f64 = 300e-9;
+
+fn schedule(p: &Program, shared_ports: bool) -> Schedule {
+    run(
+        p,
+        Config {
+            shared_ports,
+            dma_fixed_s: FIXED,
+            dma_queue_weight: Config::DMA_QUEUE_WEIGHT,
+        },
+    )
+}
+
+/// Duration of `ins` on `queues` queues: the fixed part, plus its streaming time at
+/// `span` queues spread over `queues`.
+fn dma_duration(ins: &Instr, fixed: f64, queues: u8) -> f64 {
+    let fixed = fixed.min(ins.duration_s);
+    fixed + (ins.duration_s - fixed) * ins.span as f64 / queues as f64
+}
 
 fn engine(i: u8) -> Engine {
     match i % 7 {
@@ -71,15 +93,28 @@ proptest! {
         prop_assert_eq!(total, n);
         for ins in &p.instrs {
             let i = ins.id as usize;
-            prop_assert!((s.end[i] - s.start[i] - ins.duration_s).abs() < 1e-15);
+            let expect = match ins.engine {
+                Engine::Dma(_) => {
+                    // A power of two up to the lowered span, on an aligned queue group.
+                    prop_assert!(s.span[i].is_power_of_two() && s.span[i] <= ins.span);
+                    let Engine::Dma(q) = s.engine[i] else { panic!("{i} left DMA") };
+                    prop_assert_eq!(q % s.span[i], 0);
+                    dma_duration(ins, FIXED, s.span[i])
+                }
+                _ => {
+                    prop_assert_eq!(s.engine[i], ins.engine);
+                    ins.duration_s
+                }
+            };
+            prop_assert!((s.end[i] - s.start[i] - expect).abs() < 1e-15);
             for &d in &ins.deps {
                 prop_assert!(s.start[i] >= s.end[d as usize], "{} starts before dep {} ends", i, d);
             }
         }
         // Exclusivity of every stream, including the extra queues of wide DMA transfers.
         let occupies = |i: usize, st: usize| {
-            let f = p.instrs[i].engine.index();
-            (f..f + p.instrs[i].span as usize).contains(&st)
+            let f = s.engine[i].index();
+            (f..f + s.span[i] as usize).contains(&st)
         };
         for st in 0..NUM_STREAMS {
             let on: Vec<usize> = (0..n).filter(|&i| occupies(i, st)).collect();
@@ -111,8 +146,8 @@ proptest! {
         // Semaphore waits: a cross-engine producer at stream position q needs count q+1.
         for ins in &p.instrs {
             for &d in &ins.deps {
-                let pe = p.instrs[d as usize].engine;
-                if pe != ins.engine {
+                let pe = s.engine[d as usize];
+                if pe != s.engine[ins.id as usize] {
                     let need = s.position[d as usize] + 1;
                     let w = s.waits[ins.id as usize].iter().find(|(e, _)| *e == pe).map(|x| x.1);
                     prop_assert!(w.is_some_and(|w| w >= need));
@@ -149,11 +184,9 @@ fn independent_engines_overlap_and_a_chain_serializes() {
 
 #[test]
 fn equal_starts_go_to_the_more_critical_transfer() {
-    // Four 16-queue transfers on queue 0 with nothing after them, and one 4-queue
-    // transfer on queue 12 that feeds 10 µs of VectorE work. At t = 0 both can start;
-    // the critical one must go first (the wide ones then wait for queues 12–15), so the
-    // program ends at 1 + 10 µs. Breaking the tie by queue index instead would keep
-    // re-issuing wide transfers on queue 0 and start the critical one at 4 µs.
+    // Four 16-queue transfers with nothing after them, and one 4-queue transfer that
+    // feeds 10 µs of VectorE work, all 1 µs long (no fixed cost). At t = 0 all can start;
+    // the critical one must go first, so the program ends at 1 + 10 µs.
     let mut p = program(&[
         (4, 999, vec![]),
         (4, 999, vec![]),
@@ -170,8 +203,59 @@ fn equal_starts_go_to_the_more_critical_transfer() {
     p.instrs[4].span = 4;
     p.instrs[4].deps.clear();
     p.instrs[5].deps = vec![4];
-    let s = schedule(&p, true);
+    let cfg = Config {
+        shared_ports: true,
+        dma_fixed_s: 0.0,
+        dma_queue_weight: 0.0,
+    };
+    let s = run(&p, cfg);
     assert_eq!(s.start[4], 0.0);
-    assert!((s.start[0] - 1e-6).abs() < 1e-15, "{}", s.start[0]);
+    assert_eq!(s.span[4], 4);
     assert!((s.makespan - 11e-6).abs() < 1e-15, "{}", s.makespan);
+}
+
+/// One transfer of 16 µs of streaming on a single queue (1 µs on 16) plus `fixed`.
+fn transfer(fixed: f64) -> Instr {
+    let mut p = program(&[(4, 0, vec![])]);
+    let mut ins = p.instrs.remove(0);
+    ins.span = 16;
+    ins.duration_s = fixed + 1e-6;
+    ins
+}
+
+#[test]
+fn transfers_go_wide_on_idle_queues_and_narrow_on_busy_ones() {
+    let fixed = 0.5e-6;
+    let cfg = |w: f64| Config {
+        shared_ports: true,
+        dma_fixed_s: fixed,
+        dma_queue_weight: w,
+    };
+    // Alone, weighing only its end: all 16 queues, 0.5 + 16/16 = 1.5 µs.
+    let mut p = Program::default();
+    p.instrs.push(transfer(fixed));
+    let s = run(&p, cfg(0.0));
+    assert_eq!((s.engine[0], s.span[0]), (Engine::Dma(0), 16));
+    assert!((s.end[0] - 1.5e-6).abs() < 1e-15, "{}", s.end[0]);
+    // Weighing half the added fixed cost: end + 0.25 µs × queues is least on 8 queues
+    // (0.5 + 2 + 2 = 4.5 µs against 5.5 on 4 or 16), so it takes 2.5 µs.
+    let s = run(&p, cfg(0.5));
+    assert_eq!(s.span[0], 8);
+    assert!((s.end[0] - 2.5e-6).abs() < 1e-15, "{}", s.end[0]);
+    // Queues 0–7 busy for 20 µs with a long 8-queue transfer: a second transfer takes
+    // the free queues 8–15 at once (0.5 + 2 = 2.5 µs) instead of waiting for all 16.
+    let mut long = transfer(fixed);
+    long.span = 8;
+    long.duration_s = 20e-6;
+    let mut second = transfer(fixed);
+    second.id = 1;
+    let p = Program {
+        instrs: vec![long, second],
+        buffers: vec![],
+    };
+    let s = run(&p, cfg(0.0));
+    assert_eq!((s.engine[0], s.span[0]), (Engine::Dma(0), 8));
+    assert_eq!((s.engine[1], s.span[1]), (Engine::Dma(8), 8));
+    assert_eq!(s.start[1], 0.0);
+    assert!((s.end[1] - 2.5e-6).abs() < 1e-15, "{}", s.end[1]);
 }

@@ -10,7 +10,9 @@
 //! stream's instructions in issue order:
 //! `iN kK <mnemonic> [P x F] xC <dtype bytes>B t=<start µs> d=<duration µs> wait=[ENG>=n,..] r=[bN,..] w=[bN,..]`
 //! — instruction id, kernel (`k-` for spills), tile of P partitions × F free elements (for
-//! DMA: bytes per partition), C hardware instructions, simulated start and duration.
+//! DMA: bytes per partition), C hardware instructions, simulated start and duration. A DMA
+//! transfer spread over several queues adds `q=<n>` after the dtype: it occupies queues
+//! `DMAk..DMAk+n-1` of its section `DMAk`.
 //! Semaphores: every engine increments its own semaphore when an instruction completes;
 //! `wait=[ACT>=5]` blocks until the ACT stream has completed 5 instructions (records).
 //! Output is deterministic: ids, buffers and streams are printed in a fixed order with
@@ -235,9 +237,14 @@ pub fn program_nir(l: &Lowered, s: &Schedule, target: &str) -> String {
                     .collect::<Vec<_>>()
                     .join(",")
             };
+            let queues = if ins.span > 1 {
+                format!(" q={}", ins.span)
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "  i{id} {kernel} {} [{}x{}] x{} {}B t={:.3} d={:.3} wait=[{}] r=[{}] w=[{}]",
+                "  i{id} {kernel} {} [{}x{}] x{} {}B{queues} t={:.3} d={:.3} wait=[{}] r=[{}] w=[{}]",
                 ins.op.mnemonic(),
                 ins.partitions,
                 ins.free,

@@ -63,8 +63,18 @@ pub(super) struct Kx {
     pub(super) slots: FxHashMap<ValueId, BufId>,
     /// Readers of each streamed value per slot parity.
     pub(super) readers: FxHashMap<ValueId, [Vec<InstrId>; 2]>,
-    /// WAR dependencies every first write of the kernel's local buffers must honour.
-    pub(super) local_war: Vec<InstrId>,
+    /// WAR dependencies of the first writes of each local buffer (keyed like `slots`,
+    /// or by the root of a whole load): the last accessors of its range's previous tenants.
+    pub(super) first_war: FxHashMap<ValueId, Vec<InstrId>>,
+    /// Instructions that write each stream slot or whole-load buffer.
+    pub(super) writers: FxHashMap<ValueId, Vec<InstrId>>,
+    /// Inputs loaded whole into a local buffer (their readers are tracked in `readers` and
+    /// never taken: such a buffer is written once).
+    pub(super) whole: FxHashSet<ValueId>,
+    /// Values whose data another value's buffer holds (results of relabels such as
+    /// broadcasts and slices, and of epilogues the PSUM eviction applies) → those values,
+    /// so that reading them counts as reading that buffer.
+    pub(super) alias: FxHashMap<ValueId, Vec<ValueId>>,
     /// Resident outputs: root → (buffer, offset, bytes, war).
     pub(super) resident_out: FxHashMap<ValueId, (BufId, u64, u64, Vec<InstrId>)>,
     /// Producers of each value in the current record.
@@ -73,8 +83,9 @@ pub(super) struct Kx {
     pub(super) all: Vec<InstrId>,
     /// Readers of resident inputs.
     pub(super) resident_readers: FxHashMap<ValueId, Vec<InstrId>>,
-    /// The kernel's local allocation (offset, bytes per partition).
-    pub(super) local: Vec<(u64, u64)>,
+    /// The kernel's local allocation: offset, bytes per partition, and the value it holds
+    /// (streamed, or loaded whole).
+    pub(super) local: Vec<(u64, u64, Option<ValueId>)>,
     /// Tables read by gathers: only the gathered bytes move (indirect DMA, facts §1.3).
     pub(super) gathered: FxHashMap<ValueId, u64>,
     /// Streamed values with a single slot (no double buffering).
@@ -119,7 +130,10 @@ pub(crate) fn lower_compute(
         inputs: Vec::new(),
         slots: FxHashMap::default(),
         readers: FxHashMap::default(),
-        local_war: Vec::new(),
+        first_war: FxHashMap::default(),
+        writers: FxHashMap::default(),
+        whole: FxHashSet::default(),
+        alias: FxHashMap::default(),
         resident_out: FxHashMap::default(),
         prod: FxHashMap::default(),
         all: Vec::new(),
@@ -178,9 +192,13 @@ pub(crate) fn lower_compute(
                     vec![hbm],
                 );
                 kx.all.push(id);
-                if !kx.resident_out.contains_key(&r) && kx.slots.contains_key(&r) {
+                if !kx.resident_out.contains_key(&r) {
                     // The store reads the slot: the next write of it waits (WAR).
-                    kx.readers.entry(r).or_default()[c % 2].push(id);
+                    for b in bases(lw, &kx, r) {
+                        if kx.slots.contains_key(&b) {
+                            kx.readers.entry(b).or_default()[c % 2].push(id);
+                        }
+                    }
                 }
                 stores.entry(r).or_insert((hbm, Vec::new())).1.push(id);
             }
@@ -194,12 +212,12 @@ pub(crate) fn lower_compute(
 /// Frees local buffers and publishes the kernel's outputs and readers.
 fn finish_kernel(
     lw: &mut Lowerer,
-    kx: Kx,
+    mut kx: Kx,
     needed: &[ValueId],
     stores: FxHashMap<ValueId, (BufId, Vec<InstrId>)>,
     writers: FxHashMap<ValueId, Vec<InstrId>>,
 ) {
-    for (r, ids) in kx.resident_readers {
+    for (r, ids) in std::mem::take(&mut kx.resident_readers) {
         if let Some(a) = lw.avail.get_mut(&r) {
             a.readers.extend(ids);
         }
@@ -228,7 +246,36 @@ fn finish_kernel(
             },
         );
     }
-    lw.local_frees.push_back((kx.local, kx.all));
+    let ranges = kx
+        .local
+        .iter()
+        .map(|&(off, bytes, owner)| (off, bytes, range_accessors(&kx, owner)))
+        .collect();
+    lw.local_frees.push_back(ranges);
+}
+
+/// The instructions the next tenant of a local range must wait for: every writer of it,
+/// the readers of its last records (each earlier reader of a stream slot is followed by a
+/// rewrite that waited for it; a whole load keeps all its readers) and, for a range never
+/// written, its previous tenants' accessors; every instruction of the kernel for a range
+/// of unknown use.
+fn range_accessors(kx: &Kx, owner: Option<ValueId>) -> Vec<InstrId> {
+    let Some(v) = owner.filter(|v| kx.slots.contains_key(v) || kx.whole.contains(v)) else {
+        return kx.all.clone();
+    };
+    let mut acc = kx.writers.get(&v).cloned().unwrap_or_default();
+    for r in kx.readers.get(&v).into_iter().flatten() {
+        acc.extend_from_slice(r);
+    }
+    if !kx.writers.contains_key(&v) {
+        // Never written here, so no instruction of this kernel waited for the previous
+        // tenants: pass their accessors on (the range's tombstone is replaced by this
+        // one). A written range need not: its writers waited for them.
+        acc.extend(kx.first_war.get(&v).into_iter().flatten());
+    }
+    acc.sort_unstable();
+    acc.dedup();
+    acc
 }
 
 /// The kernel's matmul, with the stationary operand chosen by cost.
@@ -414,13 +461,39 @@ fn values_read(m: &neuronc_ir::Module, op: OpId) -> std::borrow::Cow<'_, [ValueI
 
 fn note_reader(lw: &Lowerer, kx: &mut Kx, op: OpId, c: usize, id: InstrId) {
     for &v in values_read(lw.m, op).iter() {
-        if kx.slots.contains_key(&v) {
-            kx.readers.entry(v).or_default()[c % 2].push(id);
+        // A view (reshape, broadcast, slice, ...) of a value reads the value's buffer.
+        for b in bases(lw, kx, v) {
+            if kx.slots.contains_key(&b) || kx.whole.contains(&b) {
+                kx.readers.entry(b).or_default()[c % 2].push(id);
+            }
+            if lw.avail.get(&b).is_some_and(|a| a.sbuf.is_some()) {
+                kx.resident_readers.entry(b).or_default().push(id);
+            }
         }
-        let r = root(lw.m, v);
-        if lw.avail.get(&r).is_some_and(|a| a.sbuf.is_some()) {
-            kx.resident_readers.entry(r).or_default().push(id);
-        }
+    }
+}
+
+/// The values whose buffers may hold `v`'s data: `v`, its storage root, and what a
+/// relabel or a fused epilogue passed through ([`Kx::alias`]).
+fn bases(lw: &Lowerer, kx: &Kx, v: ValueId) -> Vec<ValueId> {
+    let mut b = vec![v, root(lw.m, v)];
+    b.extend(kx.alias.get(&v).into_iter().flatten());
+    b.sort_unstable();
+    b.dedup();
+    b
+}
+
+/// Records that the results of `op` are views of its operands' buffers.
+fn alias_results(lw: &Lowerer, kx: &mut Kx, op: OpId) {
+    let o = lw.m.op(op);
+    let mut b: Vec<ValueId> = o.operands.iter().flat_map(|&x| bases(lw, kx, x)).collect();
+    b.sort_unstable();
+    b.dedup();
+    if b.is_empty() {
+        return;
+    }
+    for &r in &o.results {
+        kx.alias.insert(r, b.clone());
     }
 }
 
@@ -470,16 +543,18 @@ fn emit_op(
         for &r in &o.results {
             kx.prod.insert(r, deps.clone());
         }
+        alias_results(lw, kx, op);
         return;
     }
     let res = o.results.first().copied();
-    let out_war: Vec<InstrId> = res.map(|r| slot_war(kx, r, c)).unwrap_or_default();
+    let out_war: Vec<InstrId> = o.results.iter().flat_map(|&r| slot_war(kx, r, c)).collect();
     let ids: Vec<InstrId> = match work {
         OpWork::Relabel | OpWork::HbmConstant => {
             let deps = operand_deps(lw, kx, op);
             for &r in &o.results {
                 kx.prod.insert(r, deps.clone());
             }
+            alias_results(lw, kx, op);
             return;
         }
         OpWork::Matmul => match mm {
@@ -530,6 +605,11 @@ fn emit_op(
     };
     for &id in &ids {
         note_reader(lw, kx, op, c, id);
+    }
+    for r in o.results.iter().filter(|r| kx.slots.contains_key(r)) {
+        if !ids.is_empty() {
+            kx.writers.entry(*r).or_default().extend_from_slice(&ids);
+        }
     }
     kx.all.extend_from_slice(&ids);
     if let Some(&last) = ids.last() {

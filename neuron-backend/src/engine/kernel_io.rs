@@ -6,9 +6,13 @@
 //! Owns: `plan_memory`, `resolve_inputs`, `load_inputs` and their helpers; split out of
 //! `emit_ops`, whose per-kernel context (`Kx`) they fill in.
 //! Invariants: a slot is rewritten in record `c` only after the readers of record
-//! `c - 2` (of `c - 1` when it is single-buffered; a store counts as a reader); an input
-//! already resident is never loaded again, unless the kernel's own slots cannot fit
-//! otherwise, in which case the resident inputs are spilled and streamed.
+//! `c - 2` (of `c - 1` when it is single-buffered; a store counts as a reader, and so does
+//! any reader of a view of the value, e.g. a broadcast); the first writes of a local
+//! buffer wait for the last accessors of the previous tenants of *its own* address range
+//! only, so a kernel's first loads can run while earlier kernels still use other ranges
+//! (cross-kernel prefetch, as far as SBUF space allows); an input already resident is
+//! never loaded again, unless the kernel's own slots cannot fit otherwise, in which case
+//! the resident inputs are spilled and streamed.
 
 use crate::engine::classify::OpWork;
 use crate::engine::emit_ops::{Kx, Src};
@@ -157,9 +161,15 @@ pub(super) fn plan_memory(
         });
     };
     kx.single = single;
-    for (off, war, size) in &grants {
-        kx.local_war.extend_from_slice(war);
-        kx.local.push((*off, *size));
+    for (i, (off, war, size)) in grants.iter().enumerate() {
+        let owner = streams
+            .get(i)
+            .or_else(|| whole_loads.get(i - streams.len()))
+            .copied();
+        if let Some(v) = owner {
+            kx.first_war.entry(v).or_default().extend_from_slice(war);
+        }
+        kx.local.push((*off, *size, owner));
     }
     for (i, &v) in streams.iter().enumerate() {
         let b = lw.prog.buffer(
@@ -171,6 +181,7 @@ pub(super) fn plan_memory(
         kx.slots.entry(v).or_insert(b);
     }
     let mut whole_bufs = FxHashMap::default();
+    kx.whole = whole_loads.iter().copied().collect();
     for (i, &v) in whole_loads.iter().enumerate() {
         let off = grants[streams.len() + i].0;
         let b = lw
@@ -331,9 +342,10 @@ pub(super) fn resolve_inputs(
                 let sh = bytes * (acc + p as u64) / n - bytes * acc / n;
                 acc += p as u64;
                 let mut deps = a.hbm_pieces.clone();
-                deps.extend_from_slice(&kx.local_war);
+                deps.extend(kx.first_war.get(&r).into_iter().flatten());
                 let id = lw.dma(Opcode::Load, kx.k, sh, parts, deps, vec![hbm], vec![buf]);
                 kx.all.push(id);
+                kx.writers.entry(r).or_default().push(id);
                 ids.push(id);
             }
             Src::Pieces(ids)
@@ -386,6 +398,7 @@ pub(super) fn load_inputs(lw: &mut Lowerer, kx: &mut Kx, c: usize, count: u32) {
                             vec![slot],
                         );
                         kx.all.push(id);
+                        kx.writers.entry(r).or_default().push(id);
                         loaded.insert(r, id);
                         id
                     }
@@ -399,6 +412,7 @@ pub(super) fn load_inputs(lw: &mut Lowerer, kx: &mut Kx, c: usize, count: u32) {
                         let deps = slot_war(kx, r, c);
                         let id = crate::engine::emit_mm::memset(lw, kx, r, slot, count, deps);
                         kx.all.push(id);
+                        kx.writers.entry(r).or_default().push(id);
                         loaded.insert(r, id);
                         id
                     }
@@ -437,8 +451,9 @@ pub(super) fn anchor_elems(_lw: &Lowerer, kx: &Kx) -> u64 {
 }
 
 /// WAR dependencies for writing value `v` in record `c`: the readers of record `c - 2`
-/// (and of `c - 1` when `v` has a single slot), plus the kernel's local-buffer WAR for
-/// the first two records.
+/// (and of `c - 1` when `v` has a single slot), plus, for the first two records, the last
+/// accessors of the previous tenants of `v`'s own local range (not of the whole kernel's:
+/// a slot whose range is free can be filled while other ranges are still in use).
 pub(super) fn slot_war(kx: &mut Kx, v: ValueId, c: usize) -> Vec<InstrId> {
     let single = kx.single.contains(&v);
     let mut deps = kx
@@ -454,7 +469,7 @@ pub(super) fn slot_war(kx: &mut Kx, v: ValueId, c: usize) -> Vec<InstrId> {
         })
         .unwrap_or_default();
     if c < 2 {
-        deps.extend_from_slice(&kx.local_war);
+        deps.extend(kx.first_war.get(&v).into_iter().flatten());
     }
     if let Some((_, _, _, war)) = kx.resident_out.get(&v) {
         deps.extend_from_slice(war);

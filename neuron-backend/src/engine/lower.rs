@@ -21,8 +21,10 @@
 //! slots. Flexible work goes to the engine with the least work in a window of kernels
 //! around the current one (`balance`).
 //! Invariants: instruction ids are topological; every reuse of an SBUF range or PSUM bank
-//! carries a dependency on the previous tenant's last accessors; a kernel whose own tiles
-//! cannot fit in SBUF even after spilling everything fails with
+//! carries a dependency on the previous tenant's last accessors of *that* range (a
+//! kernel's local ranges are handed on one by one, each with its own last accessors, so
+//! the next kernels' loads into them need not wait for the whole kernel); a kernel whose
+//! own tiles cannot fit in SBUF even after spilling everything fails with
 //! [`EngineError::SbufOverflow`] giving the numbers.
 
 use crate::engine::classify::{op_work, OpWork};
@@ -181,8 +183,9 @@ pub(crate) struct Lowerer<'a> {
     dep_stamp: Vec<InstrId>,
 }
 
-/// A kernel's local SBUF ranges (offset, bytes per partition) and its instructions.
-pub type LocalAlloc = (Vec<(u64, u64)>, Vec<InstrId>);
+/// A kernel's local SBUF ranges: offset, bytes per partition, and the instructions that
+/// accessed the range last (which its next tenant waits for).
+pub type LocalAlloc = Vec<(u64, u64, Vec<InstrId>)>;
 
 /// Number of kernels whose local buffers stay allocated after they are lowered.
 const LOCAL_LAG: usize = 2;
@@ -208,8 +211,8 @@ pub fn lower(
         lw.lower_kernel(k, pos)?;
         lw.release_after(pos);
         while lw.local_frees.len() > LOCAL_LAG {
-            if let Some((ranges, acc)) = lw.local_frees.pop_front() {
-                lw.free_local(ranges, acc);
+            if let Some(ranges) = lw.local_frees.pop_front() {
+                lw.free_local(ranges);
             }
         }
         if lw.prog.instrs.len() > before {
@@ -465,14 +468,14 @@ impl<'a> Lowerer<'a> {
         res + self
             .local_frees
             .iter()
-            .flat_map(|l| l.0.iter().map(|r| r.1))
+            .flat_map(|l| l.iter().map(|r| r.1))
             .sum::<u64>()
     }
 
-    /// Frees a kernel's local ranges; `acc` are the kernel's instructions.
-    pub fn free_local(&mut self, ranges: Vec<(u64, u64)>, acc: Vec<InstrId>) {
-        for (off, bytes) in ranges {
-            self.sbuf.free(off, bytes, acc.clone());
+    /// Frees a kernel's local ranges, each guarded by its last accessors.
+    pub fn free_local(&mut self, ranges: LocalAlloc) {
+        for (off, bytes, acc) in ranges {
+            self.sbuf.free(off, bytes, acc);
         }
     }
 
@@ -528,9 +531,9 @@ impl<'a> Lowerer<'a> {
             if let Some(g) = self.sbuf.alloc(bytes) {
                 return Some((g.offset, g.war));
             }
-            if let Some((ranges, acc)) = self.local_frees.pop_front() {
+            if let Some(ranges) = self.local_frees.pop_front() {
                 // Give up the overlap with recent kernels before spilling tensors.
-                self.free_local(ranges, acc);
+                self.free_local(ranges);
                 continue;
             }
             let victim = self
@@ -574,7 +577,8 @@ impl<'a> Lowerer<'a> {
         self.drop_resident(r);
     }
 
-    /// Emits a DMA record of `bytes` over `parts` partitions on the least-loaded queue.
+    /// Emits a DMA record of `bytes` over `parts` partitions, provisionally on the
+    /// least-loaded queues (the scheduler picks the queues it runs on, and how many).
     #[allow(clippy::too_many_arguments)]
     pub fn dma(
         &mut self,

@@ -73,8 +73,14 @@ pub fn compile_function(
     plan: &NeuronPlan,
     opts: &EngineOptions,
 ) -> Result<EngineOutput, EngineError> {
-    let lowered = lower::lower(m, func, plan, opts)?;
-    let schedule = schedule::schedule(&lowered.program, opts.model.shared_ports);
+    let mut lowered = lower::lower(m, func, plan, opts)?;
+    let config = schedule::Config {
+        shared_ports: opts.model.shared_ports,
+        dma_fixed_s: opts.model.dma_fixed_s,
+        dma_queue_weight: schedule::Config::DMA_QUEUE_WEIGHT,
+    };
+    let schedule = schedule::schedule(&lowered.program, config);
+    schedule.assign_queues(&mut lowered.program);
     let report = emit::report(&lowered, &schedule, &opts.model);
     Ok(EngineOutput {
         lowered,

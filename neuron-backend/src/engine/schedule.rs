@@ -1,28 +1,40 @@
 //! List scheduling and time simulation of a lowered [`Program`].
 //!
-//! Owns: [`schedule`], which orders every engine's in-order instruction stream and gives
-//! each instruction its simulated start and end time, and the semaphore waits that
-//! enforce cross-engine dependencies.
+//! Owns: [`schedule`], which orders every engine's in-order instruction stream, gives
+//! each instruction its simulated start and end time and each DMA transfer its queues,
+//! and the semaphore waits that enforce cross-engine dependencies.
 //!
 //! # Algorithm
 //! Classic list scheduling with a global clock per engine. An instruction becomes ready
 //! when all its dependencies are scheduled; its earliest start is the latest end among
-//! them. Each engine keeps its ready instructions in two heaps: *pending* (ordered by
-//! earliest start) and *available* (ready by the engine's current free time, ordered by
-//! critical-path priority, the longest path to the end of the program). At each step the
-//! engine whose next instruction can start soonest issues it (equal starts: the higher
-//! priority first, so a stream of wide DMA transfers on queue 0 cannot starve a critical
-//! transfer on a higher queue). On NeuronCore-v2 Vector and
-//! GpSimd share the SBUF port and Vector and Scalar the PSUM port (`neuron-facts.md` §1.3):
-//! such instructions also occupy a shared port resource.
+//! them. Each compute engine keeps its ready instructions in two heaps: *pending* (ordered
+//! by earliest start) and *available* (ready by the engine's current free time, ordered by
+//! critical-path priority, the longest path to the end of the program). DMA transfers
+//! share one such pair of heaps (free time: the earliest any queue frees): the queues are
+//! chosen here, when the transfer is placed, not by the lowering. A transfer may occupy up
+//! to `span` consecutive queues (a scatter-gather list split over several DMA engines,
+//! facts §1.3); each queue it occupies pays the fixed cost [`Config::dma_fixed_s`] and an
+//! equal share of the streaming time, and the scheduler takes the aligned group of 1, 2,
+//! 4, … `span` queues that minimises the transfer's end plus [`Config::dma_queue_weight`]
+//! times the fixed cost the group adds (ties: fewer queues, then the lower queue). So a
+//! transfer goes wide when the queues are idle (latency) and narrow when they are busy
+//! (less fixed cost per byte, throughput).
+//! At each step the engine whose next instruction can start soonest issues it (equal
+//! starts: the higher priority first, so a stream of wide DMA transfers cannot starve a
+//! critical one). On NeuronCore-v2 Vector and GpSimd share the SBUF port and Vector and
+//! Scalar the PSUM port (`neuron-facts.md` §1.3): such instructions also occupy a shared
+//! port resource.
 //! Invariants (tested): no instruction starts before every dependency ends; instructions
-//! of one engine (or one shared port) never overlap; the result is deterministic (ties
-//! break on priority, then engine index, then instruction id).
+//! of one engine or DMA queue (or one shared port) never overlap; a transfer's duration
+//! on `n` queues is `fixed + (d - fixed) * span / n` for its lowered duration `d`; the
+//! result is deterministic (ties break on priority, then engine index, then instruction
+//! id).
 //! Semaphores: each engine's stream counts completed instructions; a cross-engine
 //! dependency becomes `wait ENGINE >= n`, `n` being the producer's 1-based position in
-//! its stream (the largest per producer engine is kept).
+//! its stream (the largest per producer engine is kept). A DMA transfer counts on the
+//! first queue it occupies.
 
-use crate::engine::isa::{Engine, InstrId, Opcode, Program, NUM_STREAMS};
+use crate::engine::isa::{Engine, InstrId, Opcode, Program, DMA_QUEUES, NUM_STREAMS};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
@@ -31,6 +43,9 @@ use std::collections::BinaryHeap;
 pub struct Schedule {
     pub start: Vec<f64>,
     pub end: Vec<f64>,
+    /// Engine (for DMA transfers: first queue) and queues occupied of each instruction.
+    pub engine: Vec<Engine>,
+    pub span: Vec<u8>,
     /// Instruction ids per stream ([`Engine::index`]) in issue order.
     pub streams: Vec<Vec<InstrId>>,
     /// Position (0-based) of each instruction in its stream.
@@ -41,10 +56,54 @@ pub struct Schedule {
     pub makespan: f64,
 }
 
+impl Schedule {
+    /// Writes the queues, spans and durations chosen for the DMA transfers into `p`, so
+    /// the program text, timeline and report show the transfers as scheduled.
+    pub fn assign_queues(&self, p: &mut Program) {
+        for ins in &mut p.instrs {
+            let i = ins.id as usize;
+            if matches!(ins.engine, Engine::Dma(_)) {
+                ins.engine = self.engine[i];
+                ins.span = self.span[i];
+                ins.duration_s = self.end[i] - self.start[i];
+            }
+        }
+    }
+}
+
+/// Scheduler settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Config {
+    /// NeuronCore-v2: Vector and GpSimd share the SBUF port, Vector and Scalar the PSUM
+    /// port (`neuron-facts.md` §1.3).
+    pub shared_ports: bool,
+    /// Fixed cost of a DMA transfer on each queue it occupies, seconds: the part of its
+    /// duration that does not shrink when it is spread over more queues.
+    pub dma_fixed_s: f64,
+    /// How much a transfer's choice of queues weighs the fixed cost each extra queue adds
+    /// (queue time the other transfers lose) against its own end time: 0 takes the
+    /// placement that ends first; [`Config::DMA_QUEUE_WEIGHT`] is the default.
+    pub dma_queue_weight: f64,
+}
+
+impl Config {
+    /// Default [`Config::dma_queue_weight`]: half the added queue time. Measured on the
+    /// BERT-base training step (predicted ms): 0.25 → 23.86, 0.5 → 23.60, 1 → 23.78 (and,
+    /// before kernels' local ranges got their own WAR dependencies: 0 → 24.04, 0.5 →
+    /// 23.78, 2 → 25.03, 4 → 26.21). With 0 nearly every transfer took all 16 queues and
+    /// the queues stayed 82% busy; with 0.5 most take 8 (79% busy, less fixed cost per
+    /// byte); heavier weights make transfers too slow for the loads that feed compute.
+    pub const DMA_QUEUE_WEIGHT: f64 = 0.5;
+}
+
 /// Shared port resources beyond the streams.
 const PORT_SBUF_VG: usize = NUM_STREAMS;
 const PORT_PSUM_VS: usize = NUM_STREAMS + 1;
 const RESOURCES: usize = NUM_STREAMS + 2;
+/// Ready lists: the four compute engines, then one for every DMA transfer.
+const LISTS: usize = 5;
+const DMA_LIST: usize = 4;
+const FIRST_QUEUE: usize = 4;
 
 #[derive(Clone, Copy, PartialEq)]
 struct Time(f64);
@@ -60,7 +119,7 @@ impl Ord for Time {
     }
 }
 
-/// Resources an instruction occupies besides its own stream.
+/// Resources a compute instruction occupies besides its own stream.
 fn ports(p: &Program, i: usize, shared: bool) -> [Option<usize>; 2] {
     if !shared {
         return [None, None];
@@ -73,27 +132,80 @@ fn ports(p: &Program, i: usize, shared: bool) -> [Option<usize>; 2] {
     [sbuf.then_some(PORT_SBUF_VG), psum.then_some(PORT_PSUM_VS)]
 }
 
-/// The other streams a multi-queue DMA transfer occupies.
-fn span(p: &Program, i: usize) -> std::ops::Range<usize> {
-    let ins = &p.instrs[i];
-    let first = ins.engine.index();
-    (first + 1)..(first + ins.span.max(1) as usize).min(NUM_STREAMS)
+/// Where and when an instruction runs.
+#[derive(Clone, Copy)]
+struct Slot {
+    start: f64,
+    end: f64,
+    /// First stream and number of streams (DMA queues) occupied.
+    first: usize,
+    width: usize,
 }
 
-/// Schedules `p`; `shared_ports` models the NeuronCore-v2 port conflicts.
-pub fn schedule(p: &Program, shared_ports: bool) -> Schedule {
+/// The placement of DMA transfer `i` (ready at `est`): the aligned group of 1, 2, 4, …
+/// `span` queues that minimises its end plus [`Config::dma_queue_weight`] times the fixed
+/// cost it adds on the queues it occupies (ties: fewer queues, then the lower queue).
+fn place_dma(p: &Program, i: usize, est: f64, free_at: &[f64], cfg: Config) -> Slot {
+    let ins = &p.instrs[i];
+    let queues = DMA_QUEUES as usize;
+    let max = (ins.span.max(1) as usize).min(queues);
+    let max = 1usize << max.ilog2();
+    let fixed = cfg.dma_fixed_s.clamp(0.0, ins.duration_s);
+    let score = |sl: &Slot| sl.end + cfg.dma_queue_weight * sl.width as f64 * fixed;
+    let streaming = (ins.duration_s - fixed) * max as f64;
+    let mut best: Option<Slot> = None;
+    let mut width = 1;
+    while width <= max {
+        let dur = fixed + streaming / width as f64;
+        for q in (0..queues).step_by(width) {
+            let first = FIRST_QUEUE + q;
+            let start = free_at[first..first + width]
+                .iter()
+                .copied()
+                .fold(est, f64::max);
+            let slot = Slot {
+                start,
+                end: start + dur,
+                first,
+                width,
+            };
+            if best.as_ref().is_none_or(|b| score(&slot) < score(b)) {
+                best = Some(slot);
+            }
+        }
+        width *= 2;
+    }
+    best.unwrap_or(Slot {
+        start: est,
+        end: est + ins.duration_s,
+        first: FIRST_QUEUE,
+        width: 1,
+    })
+}
+
+/// The ready list an instruction waits in.
+fn list_of(e: Engine) -> usize {
+    match e {
+        Engine::Dma(_) => DMA_LIST,
+        e => e.index(),
+    }
+}
+
+/// Schedules `p` under `cfg`.
+pub fn schedule(p: &Program, cfg: Config) -> Schedule {
     let n = p.instrs.len();
     let (succ_start, succ) = successors(p);
     let prio = priorities(p, &succ_start, &succ);
     let mut indeg: Vec<u32> = p.instrs.iter().map(|i| i.deps.len() as u32).collect();
     let mut est = vec![0.0f64; n];
-    let mut pending: Vec<BinaryHeap<Reverse<(Time, InstrId)>>> =
-        vec![BinaryHeap::new(); NUM_STREAMS];
-    let mut avail: Vec<BinaryHeap<(Time, Reverse<InstrId>)>> = vec![BinaryHeap::new(); NUM_STREAMS];
+    let mut pending: Vec<BinaryHeap<Reverse<(Time, InstrId)>>> = vec![BinaryHeap::new(); LISTS];
+    let mut avail: Vec<BinaryHeap<(Time, Reverse<InstrId>)>> = vec![BinaryHeap::new(); LISTS];
     let mut free_at = [0.0f64; RESOURCES];
     let mut s = Schedule {
         start: vec![0.0; n],
         end: vec![0.0; n],
+        engine: p.instrs.iter().map(|i| i.engine).collect(),
+        span: p.instrs.iter().map(|i| i.span).collect(),
         streams: vec![Vec::new(); NUM_STREAMS],
         position: vec![0; n],
         waits: vec![Vec::new(); n],
@@ -101,69 +213,88 @@ pub fn schedule(p: &Program, shared_ports: bool) -> Schedule {
     };
     for (i, ins) in p.instrs.iter().enumerate() {
         if ins.deps.is_empty() {
-            pending[ins.engine.index()].push(Reverse((Time(0.0), i as InstrId)));
+            pending[list_of(ins.engine)].push(Reverse((Time(0.0), i as InstrId)));
         }
     }
     for _ in 0..n {
-        // Pick the engine whose next instruction can start first.
-        let mut best: Option<(f64, f64, usize)> = None;
-        for e in 0..NUM_STREAMS {
-            let t = free_at[e];
-            while let Some(&Reverse((Time(when), id))) = pending[e].peek() {
+        // Pick the list whose next instruction can start first.
+        let mut best: Option<(Slot, f64, usize, usize)> = None;
+        for l in 0..LISTS {
+            let t = if l == DMA_LIST {
+                free_at[FIRST_QUEUE..NUM_STREAMS]
+                    .iter()
+                    .copied()
+                    .fold(f64::INFINITY, f64::min)
+            } else {
+                free_at[l]
+            };
+            while let Some(&Reverse((Time(when), id))) = pending[l].peek() {
                 if when > t {
                     break;
                 }
-                pending[e].pop();
-                avail[e].push((Time(prio[id as usize]), Reverse(id)));
+                pending[l].pop();
+                avail[l].push((Time(prio[id as usize]), Reverse(id)));
             }
-            let cand = match (avail[e].peek(), pending[e].peek()) {
+            let cand = match (avail[l].peek(), pending[l].peek()) {
                 (Some(&(_, Reverse(id))), _) | (None, Some(&Reverse((_, id)))) => id as usize,
                 (None, None) => continue,
             };
-            let mut start = est[cand].max(t);
-            for r in ports(p, cand, shared_ports)
-                .into_iter()
-                .flatten()
-                .chain(span(p, cand))
-            {
-                start = start.max(free_at[r]);
-            }
+            let slot = if l == DMA_LIST {
+                place_dma(p, cand, est[cand], &free_at, cfg)
+            } else {
+                let mut start = est[cand].max(t);
+                for r in ports(p, cand, cfg.shared_ports).into_iter().flatten() {
+                    start = start.max(free_at[r]);
+                }
+                Slot {
+                    start,
+                    end: start + p.instrs[cand].duration_s,
+                    first: l,
+                    width: 1,
+                }
+            };
             // Equal starts go to the more critical instruction, not the lower engine
-            // index: otherwise a wide DMA transfer on queue 0 that keeps finding all
-            // queues free at once starves narrower transfers on the higher queues.
+            // index: otherwise a stream of wide DMA transfers that keeps finding all
+            // queues free at once starves the compute engines' critical work.
             let p_c = prio[cand];
-            if best.is_none_or(|(b, bp, _)| start < b || (start == b && p_c > bp)) {
-                best = Some((start, p_c, e));
+            if best.is_none_or(|(b, bp, _, _)| {
+                slot.start < b.start || (slot.start == b.start && p_c > bp)
+            }) {
+                best = Some((slot, p_c, l, cand));
             }
         }
-        let Some((start, _, e)) = best else { break };
-        let id = match avail[e].pop() {
-            Some((_, Reverse(id))) => id,
-            None => match pending[e].pop() {
-                Some(Reverse((_, id))) => id,
-                None => break,
-            },
-        } as usize;
-        let end = start + p.instrs[id].duration_s;
-        free_at[e] = end;
-        for r in ports(p, id, shared_ports)
-            .into_iter()
-            .flatten()
-            .chain(span(p, id))
+        let Some((slot, _, l, id)) = best else { break };
+        // The candidate is the top of `avail`, else of `pending`.
+        if avail[l]
+            .peek()
+            .is_some_and(|&(_, Reverse(x))| x as usize == id)
         {
-            free_at[r] = end;
+            avail[l].pop();
+        } else {
+            pending[l].pop();
         }
-        s.start[id] = start;
-        s.end[id] = end;
-        s.position[id] = s.streams[e].len() as u32;
-        s.streams[e].push(id as InstrId);
-        s.makespan = s.makespan.max(end);
+        for f in &mut free_at[slot.first..slot.first + slot.width] {
+            *f = slot.end;
+        }
+        if l != DMA_LIST {
+            for r in ports(p, id, cfg.shared_ports).into_iter().flatten() {
+                free_at[r] = slot.end;
+            }
+        }
+        let engine = Engine::from_index(slot.first);
+        s.engine[id] = engine;
+        s.span[id] = slot.width as u8;
+        s.start[id] = slot.start;
+        s.end[id] = slot.end;
+        s.position[id] = s.streams[slot.first].len() as u32;
+        s.streams[slot.first].push(id as InstrId);
+        s.makespan = s.makespan.max(slot.end);
         for &succ_id in &succ[succ_start[id]..succ_start[id + 1]] {
             let j = succ_id as usize;
-            est[j] = est[j].max(end);
+            est[j] = est[j].max(slot.end);
             indeg[j] -= 1;
             if indeg[j] == 0 {
-                pending[p.instrs[j].engine.index()].push(Reverse((Time(est[j]), succ_id)));
+                pending[list_of(p.instrs[j].engine)].push(Reverse((Time(est[j]), succ_id)));
             }
         }
     }
@@ -211,10 +342,11 @@ fn priorities(p: &Program, start: &[usize], succ: &[InstrId]) -> Vec<f64> {
 /// Fills `waits` from the stream positions.
 fn semaphores(p: &Program, s: &mut Schedule) {
     for ins in &p.instrs {
+        let me = s.engine[ins.id as usize];
         let mut w: Vec<(Engine, u32)> = Vec::new();
         for &d in &ins.deps {
-            let pe = p.instrs[d as usize].engine;
-            if pe == ins.engine {
+            let pe = s.engine[d as usize];
+            if pe == me {
                 continue;
             }
             let need = s.position[d as usize] + 1;
