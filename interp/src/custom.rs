@@ -3,7 +3,9 @@
 //! Owns: the table of supported targets: `mhlo.erf` (torch_xla GELU) and other `mhlo.*`
 //! elementwise math, the `check.*` forms, sharding annotations (identity), jax's
 //! `shape_assertion`, the LAPACK FFI calls jax emits on CPU (`lapack_?potrf_ffi`,
-//! `lapack_?trsm_ffi` here; LU, QR, eigh and SVD in [`crate::lapack_ffi`]) and torch_xla's
+//! `lapack_?trsm_ffi` here; LU, QR, eigh, SVD, Hessenberg / tridiagonal reductions,
+//! tridiagonal solves, Schur and non-symmetric eigen-decompositions in
+//! [`crate::lapack_ffi`]) and torch_xla's
 //! `Eigh`; jax's `ApproxTopK` in [`crate::approx_topk`]. Invariant: any other target is
 //! [`InterpError::UnsupportedCustomCall`] naming it.
 
@@ -84,12 +86,17 @@ pub(crate) fn exec(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
         t if t.starts_with("lapack_") && t.ends_with("potrf_ffi") => {
             let lower = lapack_opt(cx, "uplo", b'L') == b'L';
             let f = cx.wrap(cholesky(arg(0)?, lower, cx.out(0)?))?;
-            let ok = !f.to_f64_vec().iter().any(|x| x.is_nan());
-            let info = cx.wrap(Tensor::from_i64(
-                cx.out(1)?.elem,
-                &cx.out(1)?.shape,
-                &[if ok { 0 } else { 1 }],
-            ))?;
+            // One `info` per matrix of the batch: nonzero where the factor failed (NaN).
+            let per = f.shape().iter().rev().take(2).product::<i64>().max(0) as usize;
+            let count = cx.out(1)?.shape.iter().product::<i64>().max(0) as usize;
+            let v = f.to_f64_vec();
+            let info: Vec<i64> = (0..count)
+                .map(|i| {
+                    let m = v.get(i * per..(i + 1) * per).unwrap_or(&[]);
+                    i64::from(m.iter().any(|x| x.is_nan()))
+                })
+                .collect();
+            let info = cx.wrap(Tensor::from_i64(cx.out(1)?.elem, &cx.out(1)?.shape, &info))?;
             Ok(vec![Val::T(f), Val::T(info)])
         }
         t if t.starts_with("lapack_") && t.ends_with("trsm_ffi") => {

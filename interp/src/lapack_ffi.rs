@@ -3,8 +3,10 @@
 //!
 //! Owns: jax's typed-FFI LAPACK targets on CPU (`lapack_<p><name>_ffi`, `p` one of
 //! `s d c z`: `getrf`, `geqrf`, `orgqr` / `ungqr`, `syevd` / `heevd`, `gesdd` / `gesvd`;
-//! options are `ui8` characters in the `mhlo.backend_config` dictionary) and torch_xla's
-//! `Eigh` (operand `[..., n, n]`, one tuple result `(v, w)`, `backend_config =
+//! and, through [`crate::lapack_ffi_more`], `gehrd`, `sytrd` / `hetrd`, `gtsv`, `gees`,
+//! `geev`; options are `ui8` characters in the `mhlo.backend_config` dictionary) and torch_xla's
+//! `Eigh` and XLA's TPU `LuDecomposition` (0-based pivots and the permutation) (`Eigh`:
+//! operand `[..., n, n]`, one tuple result `(v, w)`, `backend_config =
 //! "lower,sort_eigenvalues,max_iter,tol"`). Operands carry any number of leading batch
 //! dims; results follow jax's shapes (`info` per matrix, pivots / `tau`s / eigenvalues /
 //! singular values `[..., k]`). XLA's own `Qr` (a tuple `(packed, taus)`, as `?geqrf`)
@@ -38,17 +40,22 @@ pub(crate) fn lapack_opt(cx: &Ctx<'_>, name: &str, default: u8) -> u8 {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Getrf,
+    /// XLA's TPU `LuDecomposition`: `(lu, pivots, permutation)`, both 0-based.
+    XlaLu,
     Geqrf,
     Orgqr,
     Syevd,
     Gesdd,
     TorchEigh,
+    /// Handled by [`crate::lapack_ffi_more`].
+    More(crate::lapack_ffi_more::Kind),
 }
 
 fn kind_of(target: &str) -> Option<Kind> {
     match target {
         "Eigh" => return Some(Kind::TorchEigh),
         "Qr" => return Some(Kind::Geqrf),
+        "LuDecomposition" => return Some(Kind::XlaLu),
         "ProductOfElementaryHouseholderReflectors" => return Some(Kind::Orgqr),
         _ => {}
     }
@@ -63,7 +70,7 @@ fn kind_of(target: &str) -> Option<Kind> {
         "orgqr" | "ungqr" => Some(Kind::Orgqr),
         "syevd" | "heevd" => Some(Kind::Syevd),
         "gesdd" | "gesvd" => Some(Kind::Gesdd),
-        _ => None,
+        other => crate::lapack_ffi_more::kind_of(other).map(Kind::More),
     }
 }
 
@@ -77,7 +84,9 @@ fn exec_kind(kind: Kind, target: &str, cx: &Ctx<'_>, ins: &[Tensor]) -> Res<Vec<
         .first()
         .ok_or_else(|| cx.err(format!("@{target}: missing operand")))?;
     let outs = result_types(cx)?;
-    let vals = if a.elem().is_complex() {
+    let vals = if let Kind::More(k) = kind {
+        crate::lapack_ffi_more::run(k, cx, ins, &outs)
+    } else if a.elem().is_complex() {
         run::<Complex<f64>>(kind, cx, ins, &outs)
     } else {
         run::<f64>(kind, cx, ins, &outs)
@@ -115,7 +124,7 @@ fn result_types(cx: &Ctx<'_>) -> Res<Vec<TensorType>> {
         .collect()
 }
 
-fn out(outs: &[TensorType], i: usize) -> Result<&TensorType, String> {
+pub(crate) fn out(outs: &[TensorType], i: usize) -> Result<&TensorType, String> {
     outs.get(i).ok_or_else(|| format!("missing result {i}"))
 }
 
@@ -128,6 +137,7 @@ fn run<T: Scalar>(
     let mats = read_mats::<T>(&ins[0])?;
     match kind {
         Kind::Getrf => run_getrf(mats, outs),
+        Kind::XlaLu => run_xla_lu(mats, outs),
         Kind::Geqrf => run_geqrf(mats, outs),
         Kind::Orgqr => run_orgqr(mats, ins.get(1).ok_or("missing taus")?, outs),
         Kind::Syevd => {
@@ -145,7 +155,36 @@ fn run<T: Scalar>(
             let mode = SvdMode::from_jobz(lapack_opt(cx, "mode", b'A'))?;
             run_svd(&ins[0], mats, mode, outs)
         }
+        Kind::More(_) => Err("not a kind of this module".into()),
     }
+}
+
+/// XLA's `LuDecomposition`: LAPACK's LU with 0-based pivots, and the row permutation
+/// they compose to (`permutation[i]` is the original row at position `i`).
+fn run_xla_lu<T: Scalar>(
+    mut mats: Vec<DMatrix<T>>,
+    outs: &[TensorType],
+) -> Result<Vec<Tensor>, String> {
+    let (mut piv, mut perm) = (Vec::new(), Vec::new());
+    for a in &mut mats {
+        let (p, _) = getrf(a);
+        perm.extend(permutation(&p, a.nrows()));
+        piv.extend(p.iter().map(|r| r - 1));
+    }
+    Ok(vec![
+        write_mats(out(outs, 0)?, &mats)?,
+        write_ints(out(outs, 1)?, &piv)?,
+        write_ints(out(outs, 2)?, &perm)?,
+    ])
+}
+
+/// The row order that 1-based LAPACK pivots of an `m`-row matrix compose to.
+fn permutation(ipiv: &[i64], m: usize) -> Vec<i64> {
+    let mut order: Vec<i64> = (0..m as i64).collect();
+    for (i, &r) in ipiv.iter().enumerate() {
+        order.swap(i, (r - 1).clamp(0, m as i64 - 1) as usize);
+    }
+    order
 }
 
 fn run_getrf<T: Scalar>(
@@ -266,6 +305,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn pivots_compose_to_a_permutation() {
+        // Swap rows 0 and 2, then rows 1 and 2: [0, 1, 2] -> [2, 1, 0] -> [2, 0, 1].
+        assert_eq!(permutation(&[3, 3, 3], 3), vec![2, 0, 1]);
+        assert_eq!(permutation(&[1, 2], 2), vec![0, 1]);
+    }
+
+    #[test]
     fn targets_map_to_kernels() {
         assert_eq!(kind_of("lapack_sgetrf_ffi"), Some(Kind::Getrf));
         assert_eq!(kind_of("lapack_zungqr_ffi"), Some(Kind::Orgqr));
@@ -273,9 +319,12 @@ mod tests {
         assert_eq!(kind_of("lapack_dgesvd_ffi"), Some(Kind::Gesdd));
         assert_eq!(kind_of("Qr"), Some(Kind::Geqrf));
         assert_eq!(kind_of("Eigh"), Some(Kind::TorchEigh));
+        assert_eq!(kind_of("LuDecomposition"), Some(Kind::XlaLu));
         // potrf / trsm stay in `custom`; unknown prefixes and names are not ours.
         assert_eq!(kind_of("lapack_spotrf_ffi"), None);
         assert_eq!(kind_of("lapack_xgetrf_ffi"), None);
-        assert_eq!(kind_of("lapack_sgeev_ffi"), None);
+        assert_eq!(kind_of("lapack_sgeevx_ffi"), None);
+        assert!(matches!(kind_of("lapack_sgeev_ffi"), Some(Kind::More(_))));
+        assert!(matches!(kind_of("lapack_zhetrd_ffi"), Some(Kind::More(_))));
     }
 }
