@@ -1,8 +1,10 @@
 //! Dense linear-algebra custom calls as opaque GpSimd kernels: what one LU, QR, Householder
-//! product, Hermitian eigendecomposition, SVD, Cholesky or triangular solve costs.
+//! product, Hermitian or general eigendecomposition, Schur, Hessenberg or tridiagonal
+//! reduction, SVD, Cholesky, triangular or tridiagonal solve costs.
 //!
 //! Owns: [`linalg_call`], recognising the targets (jax's CPU `lapack_<p><name>_ffi`,
-//! XLA's `Eigh` / `Qr` / `ProductOfElementaryHouseholderReflectors`) and estimating their
+//! XLA's `Eigh` / `Qr` / `ProductOfElementaryHouseholderReflectors` / TPU
+//! `LuDecomposition`) and estimating their
 //! GpSimd cycles from the operand shapes. The functional result is the interpreter's
 //! kernel (the simulator steps every non-matmul op through it); this module only says how
 //! long the call keeps GpSimd busy.
@@ -14,11 +16,15 @@
 //!   `n^2 r` (r right-hand sides), eigendecomposition with vectors `9n^3`, SVD by mode
 //!   (Golub & Van Loan's R-SVD counts, `l >= k` the larger and smaller dimension): no
 //!   vectors `4lk^2 - 4k^3/3`, thin `6lk^2 + 20k^3`, full `4l^2k + 22k^3`; complex
-//!   arithmetic costs 4 real flops per flop.
+//!   arithmetic costs 4 real flops per flop; Hessenberg reduction `10n^3/3`, symmetric
+//!   tridiagonal reduction `4n^3/3`, real Schur form with vectors `25n^3` (Golub & Van
+//!   Loan's count for the Francis QR algorithm), general eigenproblem with vectors that
+//!   plus `n^3` for the eigenvector back-substitution, tridiagonal solve `8n r`;
 //! * one matrix per GpSimd core (8 cores, `neuron-facts.md` §1.2), 16 FP32 lanes doing
 //!   one FMA each per cycle at 50% efficiency: 16 flops / cycle / core;
 //! * every sequential step (a pivot search, a reflector norm, a QR sweep; `k` of them for
-//!   the direct factorizations, `10k` for the iterative eigen / singular value solvers)
+//!   the direct factorizations and reductions, `10k` for the iterative eigen, Schur and
+//!   singular value solvers)
 //!   costs a cross-lane reduction and broadcast of 64 cycles.
 //!
 //! Invariant: [`linalg_call`] is `None` for every other op, so other custom calls keep the
@@ -50,12 +56,19 @@ enum Algo {
     Trsm,
     Eigh,
     Svd(u8),
+    Hessenberg,
+    Tridiagonal,
+    Schur,
+    Eig,
+    /// A tridiagonal solve; its cost is read from the right-hand side (operand 3).
+    Gtsv,
 }
 
 fn algo_of(target: &str, m: &Module, op: OpId) -> Option<(Algo, &'static str)> {
     match target {
         "Eigh" => return Some((Algo::Eigh, "eigh")),
         "Qr" => return Some((Algo::Qr, "geqrf")),
+        "LuDecomposition" => return Some((Algo::Lu, "getrf")),
         "ProductOfElementaryHouseholderReflectors" => return Some((Algo::Orgqr, "orgqr")),
         _ => {}
     }
@@ -72,6 +85,11 @@ fn algo_of(target: &str, m: &Module, op: OpId) -> Option<(Algo, &'static str)> {
         "trsm" => (Algo::Trsm, "trsm"),
         "syevd" | "heevd" => (Algo::Eigh, "syevd"),
         "gesdd" | "gesvd" => (Algo::Svd(svd_mode(m, op)), "gesdd"),
+        "gehrd" => (Algo::Hessenberg, "gehrd"),
+        "sytrd" | "hetrd" => (Algo::Tridiagonal, "sytrd"),
+        "gees" => (Algo::Schur, "gees"),
+        "geev" => (Algo::Eig, "geev"),
+        "gtsv" => (Algo::Gtsv, "gtsv"),
         _ => return None,
     })
 }
@@ -95,7 +113,8 @@ pub fn linalg_call(m: &Module, op: OpId) -> Option<LinalgCall> {
         _ => return None,
     };
     let (algo, name) = algo_of(target, m, op)?;
-    let a = m.tensor_type(*o.operands.first()?)?;
+    let matrix = if algo == Algo::Gtsv { 3 } else { 0 };
+    let a = m.tensor_type(*o.operands.get(matrix)?)?;
     let [batch @ .., rows, cols] = &a.shape[..] else {
         return None;
     };
@@ -135,6 +154,13 @@ fn flops_and_steps(algo: Algo, m: f64, n: f64, rhs: f64) -> (f64, f64) {
         Algo::Cholesky => (n.powi(3) / 3.0, n),
         Algo::Trsm => (m * m * rhs, m),
         Algo::Eigh => (9.0 * n.powi(3), 10.0 * n),
+        Algo::Hessenberg => (10.0 * n.powi(3) / 3.0, n),
+        Algo::Tridiagonal => (4.0 * n.powi(3) / 3.0, n),
+        Algo::Schur => (25.0 * n.powi(3), 10.0 * n),
+        Algo::Eig => (26.0 * n.powi(3), 10.0 * n),
+        // `m` is the system size, `n` the right-hand-side count: one forward elimination
+        // and one back substitution, sequential along the diagonal.
+        Algo::Gtsv => (8.0 * m * n, m),
         Algo::Svd(mode) => {
             let f = match mode {
                 b'N' => 4.0 * l * k * k - 4.0 * k.powi(3) / 3.0,
@@ -192,6 +218,24 @@ mod tests {
         assert!((c[0].cycles - 2.0 * c[1].cycles).abs() < 1e-9);
         // One 4x4 LU: 2/3 * 64 flops at 16 per cycle plus 4 steps of 64 cycles.
         assert!((c[1].cycles - (128.0 / 3.0 / 16.0 + 4.0 * 64.0)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn recognises_reductions_schur_eig_and_tridiagonal_solve() {
+        let src = r#"func.func @main(%a: tensor<8x8xf32>, %d: tensor<2x8xf32>, %r: tensor<2x8x3xf32>) -> tensor<8x8xf32> {
+  %0:5 = stablehlo.custom_call @lapack_sgeev_ffi(%a) {mhlo.backend_config = {}} : (tensor<8x8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<i32>)
+  %1:2 = stablehlo.custom_call @lapack_sgehrd_ffi(%a) {mhlo.backend_config = {}} : (tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<7xf32>)
+  %2:5 = stablehlo.custom_call @lapack_sgtsv_ffi(%d, %d, %d, %r) {mhlo.backend_config = {}} : (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8x3xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8x3xf32>, tensor<2xi32>)
+  return %a : tensor<8x8xf32>
+}"#;
+        let c = calls(src);
+        let names: Vec<_> = c.iter().map(|c| c.name).collect();
+        assert_eq!(names, ["geev", "gehrd", "gtsv"]);
+        // geev of 8x8: 26 * 512 flops at 16 per cycle plus 80 steps of 64 cycles.
+        assert!((c[0].cycles - (26.0 * 512.0 / 16.0 + 80.0 * 64.0)).abs() < 1e-9);
+        // gtsv: 2 systems of size 8 with 3 right-hand sides, both on their own core:
+        // 8 * 8 * 3 flops and 8 sequential steps each.
+        assert!((c[2].cycles - (192.0 / 16.0 + 8.0 * 64.0)).abs() < 1e-9);
     }
 
     #[test]
