@@ -14,6 +14,7 @@
 //! `info`, leaving the solution unspecified (jax replaces it with NaN).
 
 use crate::lapack::Scalar;
+use crate::lapack_spectral::hermitian;
 use nalgebra::DMatrix;
 
 /// `?larfg` on a vector `alpha, x`: overwrites `x` with the reflector's tail and returns
@@ -96,25 +97,12 @@ pub(crate) struct Tridiag<T: Scalar> {
     pub taus: Vec<T>,
 }
 
-/// The Hermitian matrix held in the `lower` (or upper) triangle of `a`, real diagonal.
-fn hermitian_of<T: Scalar>(a: &DMatrix<T>, lower: bool) -> DMatrix<T> {
-    DMatrix::from_fn(a.nrows(), a.ncols(), |i, j| {
-        if i == j {
-            T::from_real(a[(i, i)].real())
-        } else if (i > j) == lower {
-            a[(i, j)]
-        } else {
-            a[(j, i)].conjugate()
-        }
-    })
-}
-
 /// `?sytd2` / `?hetd2`: `Q^H A Q = T` with `T` tridiagonal, reading the `lower` (or
 /// upper) triangle. Lower: reflector `i` annihilates `A[i+2.., i]` and is stored there;
 /// upper: reflector `i` annihilates `A[..i, i+1]`, stored above `A[i, i+1]`.
 pub(crate) fn sytrd<T: Scalar>(a0: &DMatrix<T>, lower: bool) -> Tridiag<T> {
     let n = a0.nrows();
-    let mut h = hermitian_of(a0, lower);
+    let mut h = hermitian(a0, lower);
     let mut a = a0.clone();
     let (mut d, mut e) = (vec![0.0; n], vec![0.0; n.saturating_sub(1)]);
     let mut taus = vec![T::zero(); n.saturating_sub(1)];
@@ -285,7 +273,7 @@ mod tests {
         let a0 = DMatrix::from_row_slice(3, 3, &[2.0, 9.0, 9.0, 1.0, 3.0, 9.0, 2.0, 0.5, 4.0]);
         let t = sytrd(&a0, true);
         assert!((t.e[0] + 5f64.sqrt()).abs() < 1e-12);
-        let s = hermitian_of(&a0, true);
+        let s = hermitian(&a0, true);
         let tri = DMatrix::from_fn(3, 3, |i, j| match i.abs_diff(j) {
             0 => t.d[i],
             1 => t.e[i.min(j)],
@@ -301,7 +289,7 @@ mod tests {
     fn sytrd_upper_reconstructs() {
         let a0 = DMatrix::from_row_slice(3, 3, &[2.0, 1.0, 2.0, 7.0, 3.0, 0.5, 7.0, 7.0, 4.0]);
         let t = sytrd(&a0, false);
-        let s = hermitian_of(&a0, false);
+        let s = hermitian(&a0, false);
         let tri = DMatrix::from_fn(3, 3, |i, j| match i.abs_diff(j) {
             0 => t.d[i],
             1 => t.e[i.min(j)],

@@ -28,7 +28,7 @@ fn finite<T: Scalar>(a: &DMatrix<T>) -> bool {
 
 /// The Hermitian matrix whose `lower` (or upper) triangle is `a`'s; the diagonal's
 /// imaginary part is ignored, as `?heevd` does.
-fn hermitian<T: Scalar>(a: &DMatrix<T>, lower: bool) -> DMatrix<T> {
+pub(crate) fn hermitian<T: Scalar>(a: &DMatrix<T>, lower: bool) -> DMatrix<T> {
     DMatrix::from_fn(a.nrows(), a.ncols(), |i, j| {
         if i == j {
             T::from_real(a[(i, i)].real())
