@@ -21,6 +21,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 /// Columns of one matmul chunk: 4 PSUM banks of 512 FP32, so two chunks can be in flight
 /// in the 8 banks (facts §1.4: 8 accumulation groups in flight).
 const CHUNK_BANKS: u64 = 4;
+/// Output columns of one matmul chunk.
+pub(super) const CHUNK_COLS: u64 = 512 * CHUNK_BANKS;
 
 /// How a kernel input reaches SBUF.
 #[derive(Clone, Debug)]
@@ -90,6 +92,9 @@ pub(super) struct Kx {
     pub(super) gathered: FxHashMap<ValueId, u64>,
     /// Streamed values with a single slot (no double buffering).
     pub(super) single: FxHashSet<ValueId>,
+    /// A batched matmul's batch-major operands: record `c` waits only for the batches
+    /// its chunks cover ([`crate::engine::kernel_io::BatchOrder`]).
+    pub(super) batch: Option<crate::engine::kernel_io::BatchOrder>,
 }
 
 /// Lowers the compute of kernel `k` (at order position `pos`).
@@ -141,6 +146,9 @@ pub(crate) fn lower_compute(
         local: Vec::new(),
         gathered: FxHashMap::default(),
         single: FxHashSet::default(),
+        batch: mm
+            .as_ref()
+            .and_then(|mm| crate::engine::kernel_io::batch_order(lw, mm.op, mm.d.b, mm.ms, mm.nm)),
     };
     let first_op = m.op(ops[0]).kind.short_name();
     plan_memory(lw, &mut kx, k, pos, ops, &works, needed, whole, first_op)?;
@@ -641,7 +649,7 @@ fn mm_args(mm: &Mm) -> crate::engine::emit_mm::MmArgs {
         fp32: mm.fp32,
         ms: mm.ms,
         nm: mm.nm,
-        group: 512 * CHUNK_BANKS,
+        group: CHUNK_COLS,
     }
 }
 

@@ -12,7 +12,8 @@
 //! only, so a kernel's first loads can run while earlier kernels still use other ranges
 //! (cross-kernel prefetch, as far as SBUF space allows); an input already resident is
 //! never loaded again, unless the kernel's own slots cannot fit otherwise, in which case
-//! the resident inputs are spilled and streamed.
+//! the resident inputs are spilled and streamed. A record of a batched matmul waits only
+//! for the pieces of its batch-major operands that hold its own batches ([`BatchOrder`]).
 
 use crate::engine::classify::OpWork;
 use crate::engine::emit_ops::{Kx, Src};
@@ -375,7 +376,10 @@ pub(super) fn load_inputs(lw: &mut Lowerer, kx: &mut Kx, c: usize, count: u32) {
     for (v, src) in inputs {
         let r = root(lw.m, v);
         let deps = match src {
-            Src::Pieces(p) => proportional_share(lw, kx, r, p, c),
+            Src::Pieces(p) => match kx.batch.as_ref().filter(|b| b.operands.contains(&v)) {
+                Some(b) => b.share(&kx.tiling.counts, p, c),
+                None => proportional_share(lw, kx, r, p, c),
+            },
             Src::Stream {
                 hbm,
                 after,
@@ -446,6 +450,110 @@ fn proportional_share(
     pieces[lo..hi].to_vec()
 }
 
+/// The operands of a batched matmul (`B > 1` independent products) whose data is stored
+/// batch-major, so that a chunk of batch `b` reads only the `b`-th `1/B` of each.
+///
+/// Chunks are numbered batch-major (`emit_mm::matmul_record`: batch, stationary tile,
+/// column group), `chunks_per_batch` to a batch. An operand qualifies when its batching
+/// dimensions lead it (dot_general), it reaches its storage root through reshapes only
+/// (which keep row-major order), the root's leading dimensions multiply to exactly `B`,
+/// and the root's partition dimension lies after them with at most 128 partitions (one
+/// partition tile: its tiles, and so its producer's pieces, run along the free axis, whose
+/// row-major order is batch-major).
+pub(crate) struct BatchOrder {
+    pub batches: u64,
+    pub chunks_per_batch: u64,
+    pub operands: FxHashSet<ValueId>,
+}
+
+impl BatchOrder {
+    /// The pieces (in order, covering the operand's root evenly) that record `c` reads:
+    /// those overlapping the batches of its chunks, rounded outwards.
+    fn share(&self, counts: &[u32], pieces: Vec<InstrId>, c: usize) -> Vec<InstrId> {
+        let n = pieces.len() as u64;
+        let chunk0: u64 = counts[..c].iter().map(|&x| x as u64).sum();
+        let Some(&count) = counts.get(c) else {
+            return pieces;
+        };
+        if n <= 1 || count == 0 {
+            return pieces;
+        }
+        let cpb = self.chunks_per_batch.max(1);
+        let b_lo = chunk0 / cpb;
+        let b_hi = ((chunk0 + count as u64 - 1) / cpb + 1).min(self.batches);
+        let lo = (b_lo * n / self.batches).min(n - 1);
+        let hi = (b_hi * n).div_ceil(self.batches).clamp(lo + 1, n);
+        pieces[lo as usize..hi as usize].to_vec()
+    }
+}
+
+/// The batch-major operands of matmul `op` with `b` batches (see [`BatchOrder`]); `None`
+/// when there are none.
+pub(super) fn batch_order(lw: &Lowerer, op: OpId, b: u64, ms: u64, nm: u64) -> Option<BatchOrder> {
+    let m = lw.m;
+    let o = m.op(op);
+    let Some(neuronc_ir::Attr::DotDims(d)) = o.attrs.get("dot_dimension_numbers") else {
+        return None;
+    };
+    if b <= 1 || o.kind != OpKind::DotGeneral {
+        return None;
+    }
+    let mut operands = FxHashSet::default();
+    for (&v, batching) in o.operands.iter().zip([&d.lhs_batching, &d.rhs_batching]) {
+        let leading = batching.iter().enumerate().all(|(i, &x)| x == i as i64);
+        if leading && batch_major_root(lw, v, b) {
+            // The kernel input may be any value of the reshape chain.
+            operands.extend(reshape_chain(m, v));
+        }
+    }
+    let chunks_per_batch =
+        ms.div_ceil(128).max(1) * nm.div_ceil(crate::engine::emit_ops::CHUNK_COLS).max(1);
+    (!operands.is_empty()).then_some(BatchOrder {
+        batches: b,
+        chunks_per_batch,
+        operands,
+    })
+}
+
+/// `v` and the values it is a reshape of, up to its storage root; empty when a relabel
+/// other than a reshape (which keeps row-major order) lies on the way.
+fn reshape_chain(m: &neuronc_ir::Module, v: ValueId) -> Vec<ValueId> {
+    let r = root(m, v);
+    let mut chain = vec![v];
+    let mut x = v;
+    while x != r {
+        let neuronc_ir::ValueDef::Result(op, _) = m.value(x).def else {
+            return Vec::new();
+        };
+        let o = m.op(op);
+        match (o.kind, o.operands.first()) {
+            (OpKind::Reshape, Some(&y)) => x = y,
+            _ => return Vec::new(),
+        }
+        chain.push(x);
+    }
+    chain
+}
+
+/// Whether `v`'s storage root holds `b` batches one after the other (see [`BatchOrder`]).
+fn batch_major_root(lw: &Lowerer, v: ValueId, b: u64) -> bool {
+    let m = lw.m;
+    let r = root(m, v);
+    if reshape_chain(m, v).is_empty() {
+        return false;
+    }
+    let Some(t) = m.tensor_type(r) else {
+        return false;
+    };
+    let (mut prod, mut lead) = (1u64, 0usize);
+    while prod < b && lead < t.rank() {
+        prod *= t.shape[lead].max(0) as u64;
+        lead += 1;
+    }
+    let part = crate::engine::tiling::partition_dim(m, &lw.plan.layout, r);
+    prod == b && part.is_some_and(|p| p >= lead) && partition_extent(m, &lw.plan.layout, r) <= 128
+}
+
 pub(super) fn anchor_elems(_lw: &Lowerer, kx: &Kx) -> u64 {
     kx.tiling.tiles() * kx.tiling.parts as u64 * kx.tiling.free as u64
 }
@@ -475,4 +583,34 @@ pub(super) fn slot_war(kx: &mut Kx, v: ValueId, c: usize) -> Vec<InstrId> {
         deps.extend_from_slice(war);
     }
     deps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BatchOrder;
+
+    /// 4 batches of 2 chunks, in 4 records of 2 chunks (one batch each) and 8 pieces of
+    /// the operand (two per batch): record `c` reads pieces `2c` and `2c + 1`.
+    #[test]
+    fn batch_share_reads_own_batches() {
+        let bo = BatchOrder {
+            batches: 4,
+            chunks_per_batch: 2,
+            operands: Default::default(),
+        };
+        let pieces: Vec<u32> = (0..8).collect();
+        let counts = [2, 2, 2, 2];
+        for c in 0..4 {
+            let want = vec![2 * c as u32, 2 * c as u32 + 1];
+            assert_eq!(bo.share(&counts, pieces.clone(), c), want);
+        }
+        // Records straddling batches (3 chunks: batches 0-1, then 1-2 + ...) round outwards.
+        let counts = [3, 3, 2];
+        assert_eq!(bo.share(&counts, pieces.clone(), 0), vec![0, 1, 2, 3]);
+        assert_eq!(bo.share(&counts, pieces.clone(), 1), vec![2, 3, 4, 5]);
+        assert_eq!(bo.share(&counts, pieces.clone(), 2), vec![6, 7]);
+        // Fewer pieces than batches: the piece holding the batch.
+        assert_eq!(bo.share(&[2, 2, 2, 2], vec![10, 11], 1), vec![10]);
+        assert_eq!(bo.share(&[2, 2, 2, 2], vec![10, 11], 2), vec![11]);
+    }
 }

@@ -163,12 +163,19 @@ pub fn elems_bytes(m: &Module, v: ValueId) -> (u64, u64) {
 /// Extent of the partition dimension the layout gives `v` (1 for scalars / no layout).
 pub fn partition_extent(m: &Module, layout: &LayoutPlan, v: ValueId) -> u64 {
     let Some(t) = m.tensor_type(v) else { return 1 };
-    let d = layout
+    partition_dim(m, layout, v)
+        .and_then(|d| t.shape.get(d))
+        .map_or(1, |&x| x.max(1) as u64)
+}
+
+/// The dimension of `v` on partitions: the layout's choice, else the largest dimension
+/// (`None` for scalars and tokens).
+pub fn partition_dim(m: &Module, layout: &LayoutPlan, v: ValueId) -> Option<usize> {
+    let t = m.tensor_type(v)?;
+    layout
         .of(v)
         .map(|d| d as usize)
-        .or_else(|| (0..t.rank()).max_by_key(|&i| (t.shape[i], std::cmp::Reverse(i))));
-    d.and_then(|d| t.shape.get(d))
-        .map_or(1, |&x| x.max(1) as u64)
+        .or_else(|| (0..t.rank()).max_by_key(|&i| (t.shape[i], std::cmp::Reverse(i))))
 }
 
 /// SBUF bytes per partition to hold all of `v` with its layout.
