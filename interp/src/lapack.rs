@@ -200,7 +200,7 @@ fn reflector<T: Scalar>(a: &DMatrix<T>, r: usize, c: usize) -> Vec<T> {
 }
 
 /// Applies `I - tau v v^H` from the left to rows `r..` of the columns `cols` of `q`.
-fn apply_reflector<T: Scalar>(
+pub(crate) fn apply_reflector<T: Scalar>(
     q: &mut DMatrix<T>,
     v: &[T],
     r: usize,

@@ -13,7 +13,7 @@
 //! larger of `|re| + |im|` and reports the 1-based index of the first zero pivot in
 //! `info`, leaving the solution unspecified (jax replaces it with NaN).
 
-use crate::lapack::Scalar;
+use crate::lapack::{apply_reflector, Scalar};
 use crate::lapack_spectral::hermitian;
 use nalgebra::DMatrix;
 
@@ -32,23 +32,6 @@ fn larfg<T: Scalar>(alpha: T, x: &mut [T]) -> (T, T) {
         *v *= scale;
     }
     (T::from_real(beta), tau)
-}
-
-/// `a[rows, cols] := (I - tau v v^H) a[rows, cols]`, `v` indexed from `rows.start`.
-fn reflect_left<T: Scalar>(
-    a: &mut DMatrix<T>,
-    v: &[T],
-    tau: T,
-    r0: usize,
-    cols: std::ops::Range<usize>,
-) {
-    for j in cols {
-        let w = (0..v.len()).fold(T::zero(), |s, k| s + v[k].conjugate() * a[(r0 + k, j)]);
-        let tw = tau * w;
-        for (k, &vk) in v.iter().enumerate() {
-            a[(r0 + k, j)] -= vk * tw;
-        }
-    }
 }
 
 /// `a[rows, cols] := a[rows, cols] (I - tau v v^H)`, `v` indexed from `c0`.
@@ -79,7 +62,7 @@ pub(crate) fn gehrd<T: Scalar>(a: &mut DMatrix<T>, ilo: usize, ihi: usize) -> Ve
         let (beta, tau) = larfg(a[(i + 1, i)], &mut x);
         let v: Vec<T> = std::iter::once(T::one()).chain(x.iter().copied()).collect();
         reflect_right(a, &v, tau, 0..ihi, i + 1);
-        reflect_left(a, &v, tau.conjugate(), i + 1, i + 1..n);
+        apply_reflector(a, &v, i + 1, tau.conjugate(), i + 1..n);
         a[(i + 1, i)] = beta;
         for (k, &xk) in x.iter().enumerate() {
             a[(i + 2 + k, i)] = xk;
@@ -243,7 +226,7 @@ mod tests {
             let v: Vec<f64> = std::iter::once(1.0)
                 .chain((i + 2..n).map(|r| a[(r, i)]))
                 .collect();
-            reflect_left(&mut q, &v, t, i + 1, 0..n);
+            apply_reflector(&mut q, &v, i + 1, t, 0..n);
         }
         q
     }
@@ -301,7 +284,7 @@ mod tests {
             let v: Vec<f64> = (0..=i)
                 .map(|r| if r == i { 1.0 } else { t.a[(r, i + 1)] })
                 .collect();
-            reflect_left(&mut q, &v, t.taus[i], 0, 0..3);
+            apply_reflector(&mut q, &v, 0, t.taus[i], 0..3);
         }
         assert!(close(&(&q * tri * q.transpose()), &s, 1e-12));
     }
