@@ -191,6 +191,70 @@ fn list_of(e: Engine) -> usize {
     }
 }
 
+/// Ready instructions of each list: *pending* by earliest start, *available* by priority.
+type Pending = Vec<BinaryHeap<Reverse<(Time, InstrId)>>>;
+type Avail = Vec<BinaryHeap<(Time, Reverse<InstrId>)>>;
+
+/// The next instruction to issue and where: the candidate of the list that can start
+/// first (equal starts: the more critical one), with its list. Moves the instructions
+/// that became ready by each list's free time from *pending* to *available*.
+fn pick_next(
+    p: &Program,
+    cfg: Config,
+    prio: &[f64],
+    est: &[f64],
+    free_at: &[f64],
+    pending: &mut Pending,
+    avail: &mut Avail,
+) -> Option<(Slot, usize, usize)> {
+    let mut best: Option<(Slot, f64, usize, usize)> = None;
+    for l in 0..LISTS {
+        let t = if l == DMA_LIST {
+            free_at[FIRST_QUEUE..NUM_STREAMS]
+                .iter()
+                .copied()
+                .fold(f64::INFINITY, f64::min)
+        } else {
+            free_at[l]
+        };
+        while let Some(&Reverse((Time(when), id))) = pending[l].peek() {
+            if when > t {
+                break;
+            }
+            pending[l].pop();
+            avail[l].push((Time(prio[id as usize]), Reverse(id)));
+        }
+        let cand = match (avail[l].peek(), pending[l].peek()) {
+            (Some(&(_, Reverse(id))), _) | (None, Some(&Reverse((_, id)))) => id as usize,
+            (None, None) => continue,
+        };
+        let slot = if l == DMA_LIST {
+            place_dma(p, cand, est[cand], free_at, cfg)
+        } else {
+            let mut start = est[cand].max(t);
+            for r in ports(p, cand, cfg.shared_ports).into_iter().flatten() {
+                start = start.max(free_at[r]);
+            }
+            Slot {
+                start,
+                end: start + p.instrs[cand].duration_s,
+                first: l,
+                width: 1,
+            }
+        };
+        // Equal starts go to the more critical instruction, not the lower engine
+        // index: otherwise a stream of wide DMA transfers that keeps finding all
+        // queues free at once starves the compute engines' critical work.
+        let p_c = prio[cand];
+        if best
+            .is_none_or(|(b, bp, _, _)| slot.start < b.start || (slot.start == b.start && p_c > bp))
+        {
+            best = Some((slot, p_c, l, cand));
+        }
+    }
+    best.map(|(slot, _, l, id)| (slot, l, id))
+}
+
 /// Schedules `p` under `cfg`.
 pub fn schedule(p: &Program, cfg: Config) -> Schedule {
     let n = p.instrs.len();
@@ -198,8 +262,8 @@ pub fn schedule(p: &Program, cfg: Config) -> Schedule {
     let prio = priorities(p, &succ_start, &succ);
     let mut indeg: Vec<u32> = p.instrs.iter().map(|i| i.deps.len() as u32).collect();
     let mut est = vec![0.0f64; n];
-    let mut pending: Vec<BinaryHeap<Reverse<(Time, InstrId)>>> = vec![BinaryHeap::new(); LISTS];
-    let mut avail: Vec<BinaryHeap<(Time, Reverse<InstrId>)>> = vec![BinaryHeap::new(); LISTS];
+    let mut pending: Pending = vec![BinaryHeap::new(); LISTS];
+    let mut avail: Avail = vec![BinaryHeap::new(); LISTS];
     let mut free_at = [0.0f64; RESOURCES];
     let mut s = Schedule {
         start: vec![0.0; n],
@@ -217,53 +281,11 @@ pub fn schedule(p: &Program, cfg: Config) -> Schedule {
         }
     }
     for _ in 0..n {
-        // Pick the list whose next instruction can start first.
-        let mut best: Option<(Slot, f64, usize, usize)> = None;
-        for l in 0..LISTS {
-            let t = if l == DMA_LIST {
-                free_at[FIRST_QUEUE..NUM_STREAMS]
-                    .iter()
-                    .copied()
-                    .fold(f64::INFINITY, f64::min)
-            } else {
-                free_at[l]
-            };
-            while let Some(&Reverse((Time(when), id))) = pending[l].peek() {
-                if when > t {
-                    break;
-                }
-                pending[l].pop();
-                avail[l].push((Time(prio[id as usize]), Reverse(id)));
-            }
-            let cand = match (avail[l].peek(), pending[l].peek()) {
-                (Some(&(_, Reverse(id))), _) | (None, Some(&Reverse((_, id)))) => id as usize,
-                (None, None) => continue,
-            };
-            let slot = if l == DMA_LIST {
-                place_dma(p, cand, est[cand], &free_at, cfg)
-            } else {
-                let mut start = est[cand].max(t);
-                for r in ports(p, cand, cfg.shared_ports).into_iter().flatten() {
-                    start = start.max(free_at[r]);
-                }
-                Slot {
-                    start,
-                    end: start + p.instrs[cand].duration_s,
-                    first: l,
-                    width: 1,
-                }
-            };
-            // Equal starts go to the more critical instruction, not the lower engine
-            // index: otherwise a stream of wide DMA transfers that keeps finding all
-            // queues free at once starves the compute engines' critical work.
-            let p_c = prio[cand];
-            if best.is_none_or(|(b, bp, _, _)| {
-                slot.start < b.start || (slot.start == b.start && p_c > bp)
-            }) {
-                best = Some((slot, p_c, l, cand));
-            }
-        }
-        let Some((slot, _, l, id)) = best else { break };
+        let Some((slot, l, id)) =
+            pick_next(p, cfg, &prio, &est, &free_at, &mut pending, &mut avail)
+        else {
+            break;
+        };
         // The candidate is the top of `avail`, else of `pending`.
         if avail[l]
             .peek()
