@@ -9,11 +9,12 @@
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
-use crate::ir_util::{attrs_identical, is_pure};
+use crate::ir_util::{attrs_identical, is_pure, pure_kind};
 use crate::pass::Pass;
-use neuronc_ir::{Attr, Module, NamedAttrs, OpId, RegionId, ValueId};
+use neuronc_ir::{Attr, Module, NamedAttrs, Op, OpId, OpKind, RegionId, ValueId};
 use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::{Hash, Hasher};
+use std::sync::OnceLock;
 
 /// The `cse` pass.
 pub struct Cse;
@@ -24,132 +25,171 @@ impl Pass for Cse {
     }
     fn run(&self, module: &mut Module, ctx: &mut PassContext) -> Result<Changed, PassError> {
         let mut state = State::new(module.values.len());
-        let bodies: Vec<RegionId> = module.funcs.iter().map(|f| f.body).collect();
-        for body in bodies {
-            state.region(module, body, ctx);
+        for fi in 0..module.funcs.len() {
+            let body = module.funcs[fi].body;
+            state.body(module, body, ctx);
         }
         Ok(Changed::from_bool(state.merged > 0))
     }
 }
 
-/// No entry (end of a candidate list, unmapped value).
+/// No entry (end of a candidate list, empty bucket, unmapped value).
 const NONE: u32 = u32::MAX;
 
-/// One visible op: a node of the candidate list of its hash.
+/// One visible op: a node of the candidate list of its bucket.
 struct Entry {
     op: OpId,
-    /// The next (earlier) visible op with the same hash, or [`NONE`].
+    hash: u64,
+    /// The next (earlier) visible op in the same bucket, or [`NONE`].
     next: u32,
 }
 
-/// The visible ops by [`op_hash`] (equivalent ops have equal hashes), in one table for
-/// all scopes: entries are pushed and popped in scope order, so leaving a region undoes
-/// exactly the entries it added.
+/// The visible ops, chained by bucket of their [`op_hash`] (equivalent ops have equal
+/// hashes), in one table for all scopes: entries are pushed and popped in scope order, and
+/// an entry is always the head of its bucket while it is the newest entry, so popping it
+/// restores the bucket exactly (leaving a region undoes exactly the entries it added).
 ///
 /// Search order does not matter: an op is only made visible when no visible op is
 /// equivalent to it, and equivalence is an equivalence relation, so at most one visible
-/// op is equivalent to any given op.
+/// op is equivalent to any given op. (So neither the hash function nor the bucket count
+/// can change the result.)
 struct State {
     entries: Vec<Entry>,
-    /// Head of the candidate list of each hash.
-    heads: FxHashMap<u64, u32>,
-    /// `(hash, previous head)` of every pushed entry, to restore heads when a scope ends.
-    undo: Vec<(u64, u32)>,
-    /// Results of merged ops → the results they were merged into ([`NONE`]: unmapped).
+    /// Head entry of each bucket (a power-of-two count), or [`NONE`].
+    buckets: Vec<u32>,
+    /// Results of merged ops → the results they were merged into ([`NONE`]: unmapped);
+    /// empty until the first merge.
     remap: Vec<u32>,
-    any_remap: bool,
+    /// Number of values (the size of `remap` once needed).
+    values: usize,
     merged: usize,
+    facts: &'static [KindFacts],
+}
+
+/// What cse asks about the kind of every op it visits.
+#[derive(Clone, Copy)]
+struct KindFacts {
+    /// Pure by its kind (see [`pure_kind`]).
+    pure: bool,
+    commutative: bool,
+}
+
+/// [`KindFacts`] of every kind, indexed by `OpKind as usize`; a table built once.
+fn kind_facts() -> &'static [KindFacts] {
+    static TABLE: OnceLock<Vec<KindFacts>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        OpKind::ALL
+            .iter()
+            .map(|&k| KindFacts {
+                pure: pure_kind(k),
+                commutative: k.is_commutative(),
+            })
+            .collect()
+    })
 }
 
 impl State {
     fn new(values: usize) -> State {
         State {
             entries: Vec::new(),
-            heads: FxHashMap::default(),
-            undo: Vec::new(),
-            remap: vec![NONE; values],
-            any_remap: false,
+            buckets: Vec::new(),
+            remap: Vec::new(),
+            values,
             merged: 0,
+            facts: kind_facts(),
         }
+    }
+
+    /// CSE of a function body (a fresh scope: no entries are visible).
+    fn body(&mut self, m: &mut Module, body: RegionId, ctx: &mut PassContext) {
+        // About one entry per op of the body (nested ops come and go): two buckets per
+        // entry keep the chains short.
+        let want = (2 * m.region(body).ops.len()).next_power_of_two().max(16);
+        if self.buckets.len() < want {
+            self.buckets = vec![NONE; want];
+        }
+        self.entries.reserve(m.region(body).ops.len());
+        self.region(m, body, ctx);
     }
 
     fn region(&mut self, m: &mut Module, region: RegionId, ctx: &mut PassContext) {
-        let ops = std::mem::take(&mut m.region_mut(region).ops);
+        // Compacted in place: `ops[..kept]` are the ops kept so far.
+        let mut ops = std::mem::take(&mut m.region_mut(region).ops);
         let scope = self.entries.len();
-        if scope == 0 {
-            // A function body: at most one entry per op (nested ops come and go).
-            self.heads.reserve(ops.len());
-            self.entries.reserve(ops.len());
-            self.undo.reserve(ops.len());
-        }
-        let mut kept = Vec::with_capacity(ops.len());
-        for op in ops {
+        let mut kept = 0;
+        for i in 0..ops.len() {
+            let op = ops[i];
             self.remap_operands(m, op);
-            for i in 0..m.op(op).regions.len() {
-                let r = m.op(op).regions[i];
+            for ri in 0..m.op(op).regions.len() {
+                let r = m.op(op).regions[ri];
                 self.region(m, r, ctx);
             }
-            if !is_pure(m, op) {
-                kept.push(op);
-                continue;
-            }
-            let hash = op_hash(m, op);
-            match self.find_equal(m, op, hash) {
-                Some(earlier) if ctx.try_rewrite("cse", m, op) => {
-                    let (o, e) = (m.op(op), m.op(earlier));
-                    for (&r, &to) in o.results.iter().zip(&e.results) {
-                        self.remap[r.index()] = to.0;
+            if let Some(hash) = self.candidate(m, op) {
+                match self.find_equal(m, op, hash) {
+                    Some(earlier) => {
+                        if ctx.try_rewrite("cse", m, op) {
+                            self.merge(m, op, earlier);
+                            continue;
+                        }
                     }
-                    self.any_remap = true;
-                    m.op_mut(op).parent = None;
-                    self.merged += 1;
-                }
-                Some(_) => kept.push(op),
-                None => {
-                    kept.push(op);
-                    self.push(op, hash);
+                    None => self.push(op, hash),
                 }
             }
+            ops[kept] = op;
+            kept += 1;
         }
-        m.region_mut(region).ops = kept;
+        ops.truncate(kept);
+        m.region_mut(region).ops = ops;
         self.pop_to(scope);
     }
 
-    fn head(&self, hash: u64) -> u32 {
-        self.heads.get(&hash).copied().unwrap_or(NONE)
+    /// The hash of `op` when it is pure (may be merged), else `None`.
+    fn candidate(&self, m: &Module, op: OpId) -> Option<u64> {
+        let o = m.op(op);
+        let facts = self.facts[o.kind as usize];
+        let pure = if o.regions.is_empty() && o.kind != OpKind::Composite {
+            facts.pure
+        } else {
+            is_pure(m, op)
+        };
+        pure.then(|| op_hash(m, o, facts.commutative))
+    }
+
+    /// Replaces the results of `op` by those of the equivalent `earlier` and detaches it.
+    fn merge(&mut self, m: &mut Module, op: OpId, earlier: OpId) {
+        if self.remap.is_empty() {
+            self.remap = vec![NONE; self.values];
+        }
+        let (o, e) = (m.op(op), m.op(earlier));
+        for (&r, &to) in o.results.iter().zip(&e.results) {
+            self.remap[r.index()] = to.0;
+        }
+        m.op_mut(op).parent = None;
+        self.merged += 1;
+    }
+
+    fn bucket(&self, hash: u64) -> usize {
+        hash as usize & (self.buckets.len() - 1)
     }
 
     fn push(&mut self, op: OpId, hash: u64) {
-        let next = self
-            .heads
-            .insert(hash, self.entries.len() as u32)
-            .unwrap_or(NONE);
-        self.undo.push((hash, next));
-        self.entries.push(Entry { op, next });
+        let b = self.bucket(hash);
+        let next = std::mem::replace(&mut self.buckets[b], self.entries.len() as u32);
+        self.entries.push(Entry { op, hash, next });
     }
 
     /// Forgets the entries pushed since the scope started at `len` entries.
     fn pop_to(&mut self, len: usize) {
-        if len == 0 {
-            self.entries.clear();
-            self.heads.clear();
-            self.undo.clear();
-            return;
-        }
         while self.entries.len() > len {
-            self.entries.pop();
-            if let Some((hash, prev)) = self.undo.pop() {
-                if prev == NONE {
-                    self.heads.remove(&hash);
-                } else {
-                    self.heads.insert(hash, prev);
-                }
+            if let Some(e) = self.entries.pop() {
+                let b = self.bucket(e.hash);
+                self.buckets[b] = e.next;
             }
         }
     }
 
     fn remap_operands(&self, m: &mut Module, op: OpId) {
-        if !self.any_remap {
+        if self.remap.is_empty() {
             return;
         }
         for v in &mut m.op_mut(op).operands {
@@ -160,10 +200,10 @@ impl State {
     }
 
     fn find_equal(&self, m: &Module, op: OpId, hash: u64) -> Option<OpId> {
-        let mut i = self.head(hash);
+        let mut i = self.buckets[self.bucket(hash)];
         while i != NONE {
             let e = &self.entries[i as usize];
-            if ops_equivalent(m, e.op, op, &mut FxHashMap::default()) {
+            if e.hash == hash && ops_equivalent(m, e.op, op, &mut FxHashMap::default()) {
                 return Some(e.op);
             }
             i = e.next;
@@ -195,18 +235,18 @@ fn same_canonical_operands(m: &Module, a: OpId, b: OpId) -> bool {
     }
 }
 
-fn op_hash(m: &Module, op: OpId) -> u64 {
-    let o = m.op(op);
+/// A hash of `o` equal for equivalent ops (`commutative`: its kind's).
+fn op_hash(m: &Module, o: &Op, commutative: bool) -> u64 {
     let mut h = FxHasher::default();
     o.kind.hash(&mut h);
-    let commutative = o.kind.is_commutative();
-    if commutative && o.operands.len() == 2 {
-        let (a, b) = (o.operands[0], o.operands[1]);
-        (a.min(b), a.max(b)).hash(&mut h);
-    } else if commutative {
-        canonical_operands(m, op).hash(&mut h);
-    } else {
-        o.operands.hash(&mut h);
+    match o.operands.as_slice() {
+        &[a, b] if commutative => (a.min(b), a.max(b)).hash(&mut h),
+        operands @ [_, _, _, ..] if commutative => {
+            let mut sorted = operands.to_vec();
+            sorted.sort();
+            sorted.hash(&mut h);
+        }
+        operands => operands.hash(&mut h),
     }
     for r in &o.results {
         m.value_type(*r).hash(&mut h);
@@ -223,6 +263,7 @@ fn op_hash(m: &Module, op: OpId) -> u64 {
 
 /// Hashes the attribute values (names are left out: ops of one kind almost always carry
 /// the same names, and equality is decided by [`attrs_identical`] anyway).
+#[inline]
 fn hash_attrs(attrs: &NamedAttrs, h: &mut FxHasher) {
     attrs.len().hash(h);
     for (_, a) in attrs.iter() {
@@ -231,7 +272,9 @@ fn hash_attrs(attrs: &NamedAttrs, h: &mut FxHasher) {
 }
 
 /// Hashes enough of an attribute to spread buckets; equality is decided by
-/// [`attrs_identical`].
+/// [`attrs_identical`]. Inlined into the op hash; nested attributes go through
+/// [`hash_items`] and [`hash_dict`].
+#[inline]
 fn hash_attr(a: &Attr, h: &mut FxHasher) {
     std::mem::discriminant(a).hash(h);
     match a {
@@ -239,8 +282,8 @@ fn hash_attr(a: &Attr, h: &mut FxHasher) {
         Attr::Float(v, _) => v.to_bits().hash(h),
         Attr::Str(s) | Attr::Symbol(s) | Attr::Opaque(s) => s.hash(h),
         Attr::IntArray(_, v) => v.hash(h),
-        Attr::Array(items) => items.iter().for_each(|i| hash_attr(i, h)),
-        Attr::Dict(d) => hash_attrs(d, h),
+        Attr::Array(items) => hash_items(items, h),
+        Attr::Dict(d) => hash_dict(d, h),
         Attr::Enum(e) => e.value.hash(h),
         Attr::Elements(e) => {
             e.ty.hash(h);
@@ -254,6 +297,18 @@ fn hash_attr(a: &Attr, h: &mut FxHasher) {
         }
         _ => {}
     }
+}
+
+/// [`hash_attr`] of the items of an array attribute (out of line: nesting is rare).
+#[inline(never)]
+fn hash_items(items: &[Attr], h: &mut FxHasher) {
+    items.iter().for_each(|i| hash_attr(i, h));
+}
+
+/// [`hash_attrs`] of a dictionary attribute (out of line: nesting is rare).
+#[inline(never)]
+fn hash_dict(d: &NamedAttrs, h: &mut FxHasher) {
+    hash_attrs(d, h);
 }
 
 /// Whether `b` computes the same as `a`; `local` maps values defined inside `a`'s regions to

@@ -5,10 +5,15 @@
 //! function arguments are never touched. One reverse sweep per region suffices: a value is
 //! only used after its definition (or inside regions of later ops), so by the time an op is
 //! visited all of its users have already been visited and, if dead, removed.
+//!
+//! The same order lets the sweep count uses as it goes: every kept op adds its operands
+//! (and, as its regions are swept right after it, those of its kept nested ops) to the use
+//! counts, so when an op is reached its results' counts are exactly their uses by the kept
+//! ops after it, which are all of their uses. Removed ops never add theirs.
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
-use crate::ir_util::{is_pure, use_counts};
+use crate::ir_util::is_pure;
 use crate::pass::Pass;
 use neuronc_ir::{Module, OpId, RegionId};
 
@@ -26,12 +31,15 @@ impl Pass for Dce {
 
 /// Removes dead pure ops everywhere; returns how many were removed. With a context, each
 /// removal is a rewrite (`dce`) that consumes fuel; without, removal is unconditional (used
-/// by passes to clean up after their own rewrites).
+/// by passes to clean up after their own rewrites). Every region must list each op after
+/// the definitions it reads (the verifier's dominance rule), which passes keep while they
+/// rewrite: uses are counted in that order.
 pub fn remove_dead_ops(m: &mut Module, mut ctx: Option<&mut PassContext>) -> usize {
-    let mut uses = use_counts(m);
-    let bodies: Vec<RegionId> = m.funcs.iter().map(|f| f.body).collect();
+    // Uses by the kept ops visited so far (see the module docs).
+    let mut uses = vec![0u32; m.values.len()];
     let mut removed = 0;
-    for body in bodies {
+    for f in 0..m.funcs.len() {
+        let body = m.funcs[f].body;
         removed += sweep(m, body, &mut uses, &mut ctx);
     }
     removed
@@ -56,13 +64,15 @@ fn sweep(
                 None => true,
             };
             if allowed {
-                release_uses(m, op, uses);
                 m.op_mut(op).parent = None;
                 continue;
             }
         }
         kept_from -= 1;
         ops[kept_from] = op;
+        for &v in &m.op(op).operands {
+            uses[v.index()] += 1;
+        }
         for j in (0..m.op(op).regions.len()).rev() {
             let r = m.op(op).regions[j];
             removed += sweep(m, r, uses, ctx);
@@ -76,16 +86,4 @@ fn sweep(
 
 fn is_dead(m: &Module, op: OpId, uses: &[u32]) -> bool {
     m.op(op).results.iter().all(|r| uses[r.index()] == 0) && is_pure(m, op)
-}
-
-/// Decrements the use counts of everything `op` (and the ops of its regions) uses.
-fn release_uses(m: &Module, op: OpId, uses: &mut [u32]) {
-    for v in &m.op(op).operands {
-        uses[v.index()] -= 1;
-    }
-    for &r in &m.op(op).regions {
-        for &inner in &m.region(r).ops {
-            release_uses(m, inner, uses);
-        }
-    }
 }

@@ -18,7 +18,7 @@
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
-use crate::ir_util::{encode_scalar, make_splat_constant, parent_regions};
+use crate::ir_util::{encode_scalar, make_splat_constant, parent_regions, rename_operands};
 use crate::pass::Pass;
 use neuronc_ir::{Attr, ElemType, LocId, Module, NamedAttrs, OpId, OpKind, Span, TypeId, ValueId};
 use rustc_hash::FxHashMap;
@@ -228,14 +228,9 @@ fn replace_uses(m: &mut Module, map: &FxHashMap<ValueId, ValueId>) {
     for (from, by) in map {
         to[from.index()] = by.0;
     }
-    let mut live = Vec::new();
-    m.walk_ops(|op| live.push(op));
-    for op in live {
-        for v in &mut m.op_mut(op).operands {
-            if let Some(&by) = to.get(v.index()).filter(|&&by| by != u32::MAX) {
-                *v = ValueId(by);
-            }
-        }
+    for f in 0..m.funcs.len() {
+        let body = m.funcs[f].body;
+        rename_operands(m, body, &to);
     }
 }
 

@@ -1,6 +1,6 @@
 //! Small IR queries and edits shared by the passes: use counts, defining ops, purity,
-//! constant inspection and creation, op erasure, region cloning (on `neuronc_ir::clone`,
-//! re-exported here), and the private
+//! constant inspection and creation, op erasure, operand renaming, region cloning (on
+//! `neuronc_ir::clone`, re-exported here), and the private
 //! functions and `stablehlo.composite` calls that outlining passes create.
 //!
 //! Invariants: nothing here changes the meaning of a module by itself; edits
@@ -55,8 +55,17 @@ pub fn use_counts(m: &Module) -> Vec<u32> {
 /// Whether an op may be removed when its results are unused, and merged with an identical
 /// op: no side effects (I/O, collectives, RNG, calls, custom calls), recursively for the ops
 /// of its regions.
+#[inline]
 pub fn is_pure(m: &Module, op: OpId) -> bool {
     let o = m.op(op);
+    if o.regions.is_empty() && o.kind != OpKind::Composite {
+        return pure_kind(o.kind);
+    }
+    is_pure_op(m, o)
+}
+
+/// [`is_pure`] of an op that may have regions or be a composite.
+fn is_pure_op(m: &Module, o: &neuronc_ir::Op) -> bool {
     let kind_ok = match o.kind {
         OpKind::Composite => is_neuronc_composite(o),
         k => pure_kind(k),
@@ -72,7 +81,8 @@ pub fn is_pure(m: &Module, op: OpId) -> bool {
 
 /// Whether ops of kind `k` (other than `composite`) are pure by their kind; a table built
 /// once, since every pass asks for every op.
-fn pure_kind(k: OpKind) -> bool {
+#[inline]
+pub(crate) fn pure_kind(k: OpKind) -> bool {
     static TABLE: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
     let table = TABLE.get_or_init(|| {
         OpKind::ALL
@@ -109,6 +119,23 @@ pub fn parent_regions(m: &Module, ops: impl IntoIterator<Item = OpId>) -> Vec<Re
     regions
 }
 
+/// Renames operands through `to` (indexed by value; `u32::MAX`: not renamed) in the ops
+/// of `region` and of the regions nested in them.
+pub fn rename_operands(m: &mut Module, region: RegionId, to: &[u32]) {
+    for i in 0..m.region(region).ops.len() {
+        let op = m.region(region).ops[i];
+        for v in &mut m.op_mut(op).operands {
+            if let Some(&n) = to.get(v.index()).filter(|&&n| n != u32::MAX) {
+                *v = ValueId(n);
+            }
+        }
+        for j in 0..m.op(op).regions.len() {
+            let r = m.op(op).regions[j];
+            rename_operands(m, r, to);
+        }
+    }
+}
+
 /// Detaches `op` from its region. The op stays in the arena.
 pub fn erase_op(m: &mut Module, op: OpId) {
     if let Some(r) = m.op(op).parent {
@@ -133,26 +160,58 @@ pub fn splat_of(m: &Module, v: ValueId) -> Option<(ElemType, Vec<u8>)> {
 }
 
 /// [`splat_of`] without copying: the element bytes are borrowed from the constant.
+/// Inlined: rules ask it of operands that are almost never splats, and the walk up the
+/// `broadcast_in_dim`/`reshape` chain rejects those in a few instructions.
+#[inline]
 pub fn splat_ref(m: &Module, v: ValueId) -> Option<(ElemType, &[u8])> {
     let mut v = v;
-    // Look through broadcast_in_dim/reshape chains.
-    while let Some(op) = def_op(m, v) {
+    loop {
+        let ValueDef::Result(op, _) = m.value(v).def else {
+            return None;
+        };
         let o = m.op(op);
-        if !matches!(o.kind, OpKind::BroadcastInDim | OpKind::Reshape) {
-            break;
+        match o.kind {
+            OpKind::BroadcastInDim | OpKind::Reshape => v = o.operands[0],
+            OpKind::Constant => return constant_splat(o),
+            _ => return None,
         }
-        v = o.operands[0];
     }
-    let e = constant_of(m, v)?;
+}
+
+/// The element type and the one element's bytes of a `stablehlo.constant` whose elements
+/// are all equal.
+fn constant_splat(o: &neuronc_ir::Op) -> Option<(ElemType, &[u8])> {
+    let Some(Attr::Elements(e)) = o.attrs.get("value") else {
+        return None;
+    };
     if e.len == 0 {
         return None;
     }
     let first = e.element_bytes(0);
-    let all_equal = e.is_splat() || (1..e.len).all(|i| e.element_bytes(i) == first);
+    let all_equal = match &e.data {
+        DenseData::Splat(_) => true,
+        DenseData::Full(bytes) => all_elements_equal(bytes, first.len(), e.len),
+    };
     all_equal.then_some((e.elem, first))
 }
 
+/// Whether the `len` elements of `w` bytes each at the start of `bytes` are all equal:
+/// element `i` equals element `i + 1` for every `i` exactly when the bytes equal
+/// themselves shifted by one element, one comparison of the whole payload.
+fn all_elements_equal(bytes: &[u8], w: usize, len: u64) -> bool {
+    match usize::try_from(len).ok().and_then(|n| n.checked_mul(w)) {
+        Some(n) if n >= w && n <= bytes.len() => bytes[w..n] == bytes[..n - w],
+        // A payload shorter than its type says (never built by the parser): compare
+        // element by element, as `element_bytes` would.
+        _ => (1..len).all(|i| {
+            let at = i as usize * w;
+            bytes[at..at + w] == bytes[..w]
+        }),
+    }
+}
+
 /// `splat_is(&splat_of(m, v), x)` without allocating.
+#[inline]
 pub fn is_splat_value(m: &Module, v: ValueId, x: f64) -> bool {
     splat_ref(m, v).is_some_and(|(elem, bytes)| splat_bytes_are(elem, bytes, x))
 }
@@ -364,12 +423,19 @@ pub fn add_private_func(m: &mut Module, name: String, body: RegionId, result_typ
         visibility: Some("private".into()),
         body,
         result_types,
-        arg_attrs: vec![NamedAttrs::new(); args],
-        result_attrs: vec![NamedAttrs::new(); results],
+        arg_attrs: empty_attrs(args),
+        result_attrs: empty_attrs(results),
         attrs: NamedAttrs::new(),
         loc: None,
         span: Span::default(),
     });
+}
+
+/// `n` empty attribute lists (built directly: `vec![NamedAttrs::new(); n]` clones one).
+fn empty_attrs(n: usize) -> Vec<NamedAttrs> {
+    let mut v = Vec::with_capacity(n);
+    v.resize_with(n, NamedAttrs::new);
+    v
 }
 
 /// A detached `stablehlo.composite` named `name` whose decomposition is `callee`, with
@@ -382,12 +448,13 @@ pub fn make_composite(
     operands: Vec<ValueId>,
     result_types: &[TypeId],
 ) -> OpId {
+    // Set in name order, so that each lands at the end of the sorted list.
     let mut attrs = NamedAttrs::new();
-    attrs.set("name", Attr::Str(name.into()));
-    attrs.set("decomposition", Attr::Symbol(callee.into()));
     if !attributes.is_empty() {
         attrs.set("composite_attributes", Attr::Dict(attributes));
     }
+    attrs.set("decomposition", Attr::Symbol(callee.into()));
+    attrs.set("name", Attr::Str(name.into()));
     m.create_op(OpKind::Composite, operands, result_types, attrs)
 }
 
@@ -407,5 +474,20 @@ mod tests {
         assert_eq!(map.lookup(ValueId(2)), ValueId(2));
         map.record(ValueId(3), ValueId(0));
         assert_eq!(map.lookup(ValueId(3)), ValueId(0));
+    }
+
+    #[test]
+    fn all_elements_equal_compares_whole_elements() {
+        // Three 2-byte elements.
+        assert!(all_elements_equal(&[1, 2, 1, 2, 1, 2], 2, 3));
+        assert!(!all_elements_equal(&[1, 2, 1, 2, 1, 3], 2, 3));
+        // Equal bytes shifted by less than an element are not equal elements.
+        assert!(!all_elements_equal(&[1, 1, 1, 2], 2, 2));
+        assert!(all_elements_equal(&[7, 7, 7], 1, 3));
+        assert!(all_elements_equal(&[5, 6, 7, 8], 4, 1));
+        // Only the first `len` elements count.
+        assert!(all_elements_equal(&[1, 1, 9], 1, 2));
+        // Zero-width elements are all equal.
+        assert!(all_elements_equal(&[], 0, 5));
     }
 }

@@ -34,7 +34,7 @@
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
-use crate::ir_util::{def_op, elem_as_i128, erase_op, parent_regions};
+use crate::ir_util::{def_op, elem_as_i128, parent_regions, rename_operands};
 use crate::pass::Pass;
 use crate::range::{elem, Interval, Ranges};
 use neuronc_ir::{
@@ -646,11 +646,23 @@ impl Editor {
     /// Places the new ops, drops identity converts and redirects their uses.
     fn finish(mut self, m: &mut Module) -> bool {
         self.changed |= !self.erased.is_empty();
+        // The regions that get new ops or lose erased ones.
         let placed = self.after.values().chain(self.at_start.values()).flatten();
-        for region in parent_regions(m, placed.copied()) {
+        let regions = parent_regions(m, placed.chain(&self.erased).copied());
+        // The ops the rebuild has to look up (erased, or followed by new ops): few.
+        let mut marked = vec![false; m.ops.len()];
+        for op in self.erased.iter().chain(self.after.keys()) {
+            marked[op.index()] = true;
+        }
+        for region in regions {
             let old = std::mem::take(&mut m.region_mut(region).ops);
             let mut ops = self.at_start.remove(&region).unwrap_or_default();
+            ops.reserve(old.len());
             for op in old {
+                if !marked.get(op.index()).copied().unwrap_or(true) {
+                    ops.push(op);
+                    continue;
+                }
                 if !self.erased.contains(&op) {
                     ops.push(op);
                 }
@@ -658,21 +670,31 @@ impl Editor {
             }
             m.region_mut(region).ops = ops;
         }
+        // Their regions no longer list them.
         for &op in &self.erased {
-            erase_op(m, op);
+            m.op_mut(op).parent = None;
         }
         if !self.identity.is_empty() {
-            let mut live = Vec::new();
-            m.walk_ops(|op| live.push(op));
-            for op in live {
-                for v in &mut m.op_mut(op).operands {
-                    while let Some(&to) = self.identity.get(v) {
-                        *v = to;
-                    }
-                }
-            }
+            self.redirect_identities(m);
         }
         self.changed
+    }
+
+    /// Redirects every use of a dropped identity convert's result to the value it
+    /// forwarded (following chains of them).
+    fn redirect_identities(&self, m: &mut Module) {
+        let mut to = vec![u32::MAX; m.values.len()];
+        for (&from, &first) in &self.identity {
+            let mut last = first;
+            while let Some(&next) = self.identity.get(&last) {
+                last = next;
+            }
+            to[from.index()] = last.0;
+        }
+        for f in 0..m.funcs.len() {
+            let body = m.funcs[f].body;
+            rename_operands(m, body, &to);
+        }
     }
 }
 

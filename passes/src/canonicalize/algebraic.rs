@@ -117,7 +117,17 @@ fn other_than_splat(m: &Module, op: OpId, c: f64, commutes: bool) -> Option<Valu
     None
 }
 
+/// Whether neither operand of a binary op is a splat (the common case, rejected before
+/// the rule looks at types).
+fn no_splat_operand(m: &Module, op: OpId) -> bool {
+    let ops = &m.op(op).operands;
+    splat_ref(m, ops[0]).is_none() && splat_ref(m, ops[1]).is_none()
+}
+
 fn add_zero(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
+    if no_splat_operand(rw.m, op) {
+        return None;
+    }
     let zero = if is_int_like(result_elem(rw.m, op)?) {
         0.0
     } else {

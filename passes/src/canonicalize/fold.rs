@@ -13,7 +13,7 @@ use super::{Rewriter, Rule};
 use crate::ir_util::{constant_of, is_pure, make_constant};
 use neuronc_interp::{run_function, RunOptions, Tensor};
 use neuronc_ir::{
-    Attr, DenseData, DenseElements, Func, Module, NamedAttrs, OpId, OpKind, Span, ValueId,
+    Attr, DenseData, DenseElements, Func, Module, NamedAttrs, OpId, OpKind, Span, ValueDef, ValueId,
 };
 
 /// Upper bound on the total operand elements of a folded op (bounds compile time).
@@ -100,7 +100,22 @@ fn evaluate(m: &Module, op: OpId) -> Option<Vec<Tensor>> {
     run_function(&sub, "fold", inputs, &RunOptions::default()).ok()
 }
 
+/// The rule's entry, tried on every op: a cheap rejection of ops with an operand not
+/// defined by a constant (almost all of them), before the full check.
 fn fold_constant(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
+    let m = &*rw.m;
+    let from_constants = m.op(op).operands.iter().all(|&v| match m.value(v).def {
+        ValueDef::Result(d, _) => m.op(d).kind == OpKind::Constant,
+        ValueDef::RegionArg(..) => false,
+    });
+    if !from_constants {
+        return None;
+    }
+    fold_if_foldable(rw, op)
+}
+
+#[inline(never)]
+fn fold_if_foldable(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
     if !foldable(rw.m, op, rw.ctx.fold_limit) {
         return None;
     }

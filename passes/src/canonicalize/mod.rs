@@ -6,10 +6,10 @@
 //! [`Rewriter::commit`] for permission (fuel, trace) and only then builds replacement ops;
 //! it returns the values that replace the op's results.
 //!
-//! Driver: one forward sweep per region. An op's operands are first redirected through the
-//! replacements made so far (a value is only used after its definition, so a single sweep
-//! sees every use), its regions are canonicalized, then the rules for its kind are tried in
-//! order. Ops created by a rule are placed before the replaced op and are themselves
+//! Driver: one forward sweep per region. An op's regions are canonicalized first, then its
+//! operands are redirected through the replacements made so far (a value is only used after
+//! its definition, so a single sweep sees every use), then the rules for its kind are tried
+//! in order. Ops created by a rule are placed before the replaced op and are themselves
 //! canonicalized (depth-bounded). Ops left dead by the rewrites are erased at the end.
 //! Invariants: rules never increase the number of ops on any path nor turn cheap ops into
 //! expensive ones; rule order and sweep order are fixed, so the output is deterministic.
@@ -160,8 +160,10 @@ impl Rewriter<'_> {
         let old = std::mem::take(&mut self.m.region_mut(region).ops);
         let mut out = Vec::with_capacity(old.len());
         for op in old {
-            self.remap_operands(op);
-            for r in self.m.op(op).regions.clone() {
+            // `process` redirects the operands: the rewrites in the op's regions only
+            // replace values defined there, never one of its operands.
+            for i in 0..self.m.op(op).regions.len() {
+                let r = self.m.op(op).regions[i];
                 self.sweep(r);
             }
             self.process(op, region, &mut out, 0);
@@ -180,24 +182,38 @@ impl Rewriter<'_> {
                     self.created.clear();
                     continue;
                 };
-                let created = std::mem::take(&mut self.created);
-                let results = self.m.op(op).results.clone();
-                for (r, v) in results.into_iter().zip(values) {
-                    if self.remap.len() <= r.index() {
-                        self.remap
-                            .resize(self.m.values.len().max(r.index() + 1), u32::MAX);
-                    }
-                    self.remap[r.index()] = v.0;
-                }
-                self.m.op_mut(op).parent = None;
-                for c in created {
-                    self.m.op_mut(c).parent = Some(region);
-                    self.process(c, region, out, depth + 1);
-                }
+                self.replace(op, values, (region, out), depth);
                 return;
             }
         }
         self.m.op_mut(op).parent = Some(region);
         out.push(op);
+    }
+
+    /// Replaces the results of `op` by `values` (what a rule returned), detaches `op` and
+    /// processes the ops the rule created in its place. Out of line: most ops are not
+    /// rewritten, and [`Rewriter::process`] stays small.
+    #[inline(never)]
+    fn replace(
+        &mut self,
+        op: OpId,
+        values: Vec<ValueId>,
+        (region, out): (RegionId, &mut Vec<OpId>),
+        depth: u32,
+    ) {
+        let created = std::mem::take(&mut self.created);
+        let results = self.m.op(op).results.clone();
+        for (r, v) in results.into_iter().zip(values) {
+            if self.remap.len() <= r.index() {
+                self.remap
+                    .resize(self.m.values.len().max(r.index() + 1), u32::MAX);
+            }
+            self.remap[r.index()] = v.0;
+        }
+        self.m.op_mut(op).parent = None;
+        for c in created {
+            self.m.op_mut(c).parent = Some(region);
+            self.process(c, region, out, depth + 1);
+        }
     }
 }

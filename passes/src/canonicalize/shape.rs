@@ -72,6 +72,15 @@ fn is_iota(v: &[i64]) -> bool {
     v.iter().enumerate().all(|(i, &d)| d == i as i64)
 }
 
+/// Whether the integer array attribute `name` is `0, 1, ..., n-1` (`None` when it is
+/// missing or not an integer array); reads the common `array<i64: ...>` in place.
+fn array_is_iota(attrs: &NamedAttrs, name: &str) -> Option<bool> {
+    match attrs.get(name)? {
+        Attr::IntArray(_, v) => Some(is_iota(v)),
+        a => a.as_i64_array().map(|v| is_iota(&v)),
+    }
+}
+
 /// The op's operand when it already has the result's type.
 fn identity_by_type(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
     let o = rw.m.op(op);
@@ -109,8 +118,7 @@ fn reshape_reshape(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
 }
 
 fn transpose_identity(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
-    let perm = rw.m.op(op).attrs.i64_array("permutation")?;
-    if !is_iota(&perm) {
+    if !array_is_iota(&rw.m.op(op).attrs, "permutation")? {
         return None;
     }
     identity_by_type(rw, op)
@@ -132,8 +140,7 @@ fn transpose_transpose(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
 }
 
 fn broadcast_identity(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
-    let dims = rw.m.op(op).attrs.i64_array("broadcast_dimensions")?;
-    if !is_iota(&dims) {
+    if !array_is_iota(&rw.m.op(op).attrs, "broadcast_dimensions")? {
         return None;
     }
     identity_by_type(rw, op)

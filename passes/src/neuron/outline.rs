@@ -13,7 +13,9 @@
 
 use super::fusion::OpClass;
 use super::NeuronPlan;
-use crate::ir_util::{add_private_func, clone_op, make_composite, DenseValueMap, ValueMap};
+use crate::ir_util::{
+    add_private_func, clone_op, make_composite, rename_operands, DenseValueMap, ValueMap,
+};
 use neuronc_ir::{Attr, ElemType, Module, NamedAttrs, OpId, OpKind, RegionId, ValueDef, ValueId};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -50,15 +52,19 @@ pub fn outline_kernels(
     let outlined = |k: usize| outlined.get(k).copied().unwrap_or(false);
     let mut copies = CopyCount::new(m, plan, extra, outlined);
     reserve_for_copies(m, plan, extra, outlined, &copies);
+    // Scratch reused by every kernel: its members in body order, and which are moved.
+    let mut members = Vec::new();
+    let mut moved = Vec::new();
     for (k, kernel) in plan.fusion.kernels.iter().enumerate() {
         if !outlined(k) {
             continue;
         }
         let callee = kernel_name(&fname, k);
         let extra = extra.get(k).map_or(&[][..], Vec::as_slice);
-        let members = members_in_order(&pos, &kernel.ops, &kernel.duplicated, extra);
+        members_in_order(&pos, (&kernel.ops, &kernel.duplicated, extra), &mut members);
         map.clear();
-        let moved: Vec<bool> = members.iter().map(|&o| copies.take_last(o)).collect();
+        moved.clear();
+        moved.extend(members.iter().map(|&o| copies.take_last(o)));
         let (kbody, result_types) = build_kernel_body(
             m,
             (&members, &moved),
@@ -108,7 +114,9 @@ pub fn outline_kernels(
         }
     }
     m.region_mut(body).ops.clone_from(&ops);
-    rename_uses(m, body, &renamed);
+    // Only the function body's uses: its values are used nowhere else, and the ops moved
+    // into kernel bodies keep reading the original values there.
+    rename_operands(m, body, &renamed);
     // Multi-output kernels may now feed ops placed before them: restore topological order.
     let terminator = ops.pop_if(|&mut o| m.op(o).kind.is_terminator());
     let mut sorted = topo_sort(m, ops);
@@ -117,12 +125,17 @@ pub fn outline_kernels(
     count
 }
 
-/// The ops of a kernel (owned, copied and extra) in body order (`pos`). Owned and copied
-/// ops come sorted by plan position, which body order preserves, so they are merged;
-/// the few extra ops (relayouts) are sorted in.
-fn members_in_order(pos: &[u32], ops: &[OpId], dup: &[OpId], extra: &[OpId]) -> Vec<OpId> {
+/// Sets `out` to the ops of a kernel (owned, copied and extra) in body order (`pos`).
+/// Owned and copied ops come sorted by plan position, which body order preserves, so they
+/// are merged; the few extra ops (relayouts) are sorted in.
+fn members_in_order(
+    pos: &[u32],
+    (ops, dup, extra): (&[OpId], &[OpId], &[OpId]),
+    out: &mut Vec<OpId>,
+) {
     let key = |o: &OpId| pos[o.index()];
-    let mut out = Vec::with_capacity(ops.len() + dup.len() + extra.len());
+    out.clear();
+    out.reserve(ops.len() + dup.len() + extra.len());
     let sorted = |list: &[OpId]| list.windows(2).all(|w| key(&w[0]) < key(&w[1]));
     if sorted(ops) && sorted(dup) {
         let (mut i, mut j) = (0, 0);
@@ -138,7 +151,7 @@ fn members_in_order(pos: &[u32], ops: &[OpId], dup: &[OpId], extra: &[OpId]) -> 
         out.extend_from_slice(&ops[i..]);
         out.extend_from_slice(&dup[j..]);
         if extra.is_empty() {
-            return out;
+            return;
         }
     } else {
         out.extend_from_slice(ops);
@@ -147,7 +160,6 @@ fn members_in_order(pos: &[u32], ops: &[OpId], dup: &[OpId], extra: &[OpId]) -> 
     out.extend_from_slice(extra);
     // Members are distinct ops of the body: their positions are distinct keys.
     out.sort_by_key(key);
-    out
 }
 
 /// `<func>.kernel<k>`.
@@ -270,21 +282,6 @@ fn copy_size(m: &Module, o: OpId) -> (usize, usize, usize) {
         size.2 += 1;
     }
     size
-}
-
-/// Replaces every use of a renamed value in the ops of `region` and the regions nested
-/// in them (a function body: its values are used nowhere else; the ops moved into kernel
-/// bodies keep reading the original values there).
-fn rename_uses(m: &mut Module, region: RegionId, renamed: &[u32]) {
-    let mut live = Vec::new();
-    m.walk_region(region, &mut |op| live.push(op));
-    for op in live {
-        for v in &mut m.op_mut(op).operands {
-            if let Some(&n) = renamed.get(v.index()).filter(|&&n| n != NONE) {
-                *v = ValueId(n);
-            }
-        }
-    }
 }
 
 /// Moves `op` (detached from the body by the caller's rebuild) into a kernel body: its

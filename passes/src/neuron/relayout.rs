@@ -166,10 +166,11 @@ fn identity_func(
 
 fn make_relayout(m: &mut Module, g: &Group, callee: &str) -> OpId {
     let int = |v: i64| Attr::Int(v, ElemType::Int(64));
+    // Set in name order, so that each lands at the end of the sorted list.
     let mut comp = NamedAttrs::new();
+    comp.set("bytes", int(g.bytes.min(i64::MAX as u64) as i64));
     comp.set("from", int(part_attr(g.from)));
     comp.set("to", int(part_attr(g.to)));
-    comp.set("bytes", int(g.bytes.min(i64::MAX as u64) as i64));
     let ty = m.value_type(g.value);
     make_composite(m, "neuronc.relayout", callee, comp, vec![g.value], &[ty])
 }
