@@ -56,6 +56,10 @@ def np_dtype(mlir_elem):
         "f8E5M2FNUZ": ml_dtypes.float8_e5m2fnuz,
         "f8E4M3B11FNUZ": ml_dtypes.float8_e4m3b11fnuz,
         "i4": ml_dtypes.int4, "ui4": ml_dtypes.uint4,
+        "f8E4M3": ml_dtypes.float8_e4m3, "f8E3M4": ml_dtypes.float8_e3m4,
+        "f8E8M0FNU": ml_dtypes.float8_e8m0fnu, "f4E2M1FN": ml_dtypes.float4_e2m1fn,
+        "f6E2M3FN": ml_dtypes.float6_e2m3fn, "f6E3M2FN": ml_dtypes.float6_e3m2fn,
+        "i2": ml_dtypes.int2, "ui2": ml_dtypes.uint2,
     }
     if s not in table:
         raise SystemExit(f"xla_run: unsupported element type {s}")

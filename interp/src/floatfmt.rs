@@ -185,12 +185,34 @@ pub fn encode(kind: F8Kind, x: f64) -> u8 {
     sign | ((exp << f.mbits) | man) as u8
 }
 
+/// `f32`/`bf16`/`f16` -> `f8E8M0FNU` as XLA converts (checked with jax on XLA:CPU): the
+/// exponent is kept and the mantissa rounded away with the implicit leading bit as the
+/// kept bit, so `m * 2^e` (`1 <= m < 2`) goes up exactly when `m >= 1.5` (ties up, not to
+/// the nearer power of two in log scale). Below `2^-126` (f32 subnormals) the bit rule
+/// has no implicit bit: anything above `2^-127` rounds up to `2^-126`, the rest to
+/// `2^-127`. Zero, negatives, infinities, NaN and results past `2^127` are NaN (`0xff`).
 fn encode_e8m0(x: f64) -> u8 {
     if x.is_nan() || x <= 0.0 || x.is_infinite() {
         return 0xff;
     }
-    let e = x.log2().round_ties_even() as i32;
-    (e + 127).clamp(0, 254) as u8
+    let min_normal = 2f64.powi(-126);
+    if x < min_normal {
+        return u8::from(x > 2f64.powi(-127));
+    }
+    let mut e = x.log2().floor() as i32;
+    // Guard against log2 rounding at binade edges.
+    if 2f64.powi(e) > x {
+        e -= 1;
+    } else if 2f64.powi(e + 1) <= x {
+        e += 1;
+    }
+    if x / 2f64.powi(e) >= 1.5 {
+        e += 1;
+    }
+    match u8::try_from(e + 127) {
+        Ok(f) if f < 0xff => f,
+        _ => 0xff,
+    }
 }
 
 /// XLA's `reduce_precision` on an `f64` value: rounds the mantissa to `mbits`
@@ -255,6 +277,30 @@ mod tests {
         assert!(round(F8Kind::E4M3FN, f64::INFINITY).is_nan());
         assert_eq!(round(F8Kind::E4M3FN, 1e-3), 1.953125e-3);
         assert_eq!(decode(F8Kind::E4M3FN, 0x7e), 448.0);
+    }
+
+    #[test]
+    fn e8m0_matches_xla() {
+        // f32 -> f8E8M0FNU bit patterns observed from XLA:CPU convert through jax.
+        let cases = [
+            (1.4, 127),
+            (1.45, 127),
+            (1.5, 128),
+            (3.0, 129),
+            (5.0, 129),
+            (7.0, 130),
+            (0.375, 126),
+            (2f64.powi(-127), 0),
+            (1.5 * 2f64.powi(-127), 1),
+            (5.9e-39, 1),
+            (1e-39, 0),
+            (3e38, 0xff),
+            (0.0, 0xff),
+            (-1.0, 0xff),
+        ];
+        for (x, bits) in cases {
+            assert_eq!(encode(F8Kind::E8M0FNU, x), bits, "{x}");
+        }
     }
 
     #[test]

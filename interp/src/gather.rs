@@ -1,8 +1,10 @@
 //! `gather`, `scatter` and the deprecated `torch_index_select`, following the index maps
 //! of the StableHLO spec (including operand/start-indices batching dims).
 //!
-//! Owns: the index arithmetic. Gather clamps start indices so slices stay in bounds;
-//! scatter skips updates whose target is out of bounds (both as the spec says).
+//! Owns: the index arithmetic. Gather clamps start indices so slices stay in bounds (as
+//! the spec says); scatter skips every update window that does not fit in the operand
+//! as a whole (XLA's choice for what the spec leaves implementation-defined: a window
+//! hanging over an edge updates nothing, not its in-bounds part).
 //! Invariant: every computed operand index is bounds-checked before use.
 
 use crate::dispatch::Ctx;
@@ -242,7 +244,8 @@ pub(crate) fn scatter(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
         .collect()
 }
 
-/// For each update element, the linear operand index it targets (`None`: out of bounds).
+/// For each update element, the linear operand index it targets (`None`: its update
+/// window does not fit in the operand, so XLA skips the whole window).
 fn scatter_targets(
     x: &Tensor,
     idx: &Tensor,
@@ -283,10 +286,14 @@ fn scatter_targets(
             let pos = if sb < ivd { sb } else { sb - 1 };
             full[*ob as usize] += batch.get(pos).copied().unwrap_or(0);
         }
+        let mut extent = vec![1i64; rank];
+        for (k, &ud) in s.update_window_dims.iter().enumerate() {
+            extent[window_operand_dims[k]] = upd.shape()[ud as usize];
+        }
+        let inb = (0..rank).all(|d| full[d] >= 0 && full[d] + extent[d] <= x.shape()[d]);
         for (k, &ud) in s.update_window_dims.iter().enumerate() {
             full[window_operand_dims[k]] += ui[ud as usize];
         }
-        let inb = (0..rank).all(|d| full[d] >= 0 && full[d] < x.shape()[d]);
         out.push(inb.then(|| (0..rank).map(|d| full[d] as isize * xs[d]).sum::<isize>() as usize));
         bump(&mut ui, upd.shape());
     }
