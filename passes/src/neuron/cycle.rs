@@ -16,7 +16,8 @@
 //! Invariant: the graph is acyclic and `topo` orders it, so each search stays inside the
 //! part of the order between `p` and `k`.
 
-use super::planner::Csr;
+use super::graph::Csr;
+use super::planner::OpState;
 use super::topo::{Node, TopoOrder};
 
 /// "No kernel".
@@ -34,18 +35,19 @@ pub enum Outcome {
 }
 
 /// One cycle check of op `p` against kernel `k`: the graph it walks (read-only) and the
-/// scratch it marks. `seen` / `seen_kernel` stamps equal to `epoch` mark nodes the forward
+/// scratch it marks. `OpState::seen` / `seen_kernel` stamps equal to `epoch` mark nodes the forward
 /// search reached, `epoch + 1` those the backward search reached; `fwd` / `bwd` collect the
 /// nodes each search reached inside its bound, and double as their work lists.
 pub struct Reach<'p> {
     pub users: &'p Csr,
     pub producers: &'p Csr,
-    pub kernel_of: &'p [u32],
-    pub members: &'p [Vec<u32>],
+    /// Per op: its kernel and its search stamp.
+    pub ops: &'p mut [OpState],
+    /// Members of each frozen kernel.
+    pub members: &'p Csr,
     /// Members of `k` (it is still growing, so they are not in `members` yet).
     pub current: &'p [u32],
     pub topo: &'p TopoOrder,
-    pub seen: &'p mut [u32],
     pub seen_kernel: &'p mut [u32],
     pub fwd: &'p mut Vec<Node>,
     pub bwd: &'p mut Vec<Node>,
@@ -59,11 +61,15 @@ impl Reach<'_> {
     pub fn run(&mut self) -> Outcome {
         self.fwd.clear();
         self.bwd.clear();
+        let bounds = (
+            self.topo.key(Node::Kernel(self.k)),
+            self.topo.key(Node::Op(self.p)),
+        );
         let (users, producers) = (self.users, self.producers);
         for &u in users.of(self.p) {
-            if self.kernel_of[u as usize] != self.k {
+            if self.ops[u as usize].kernel != self.k {
                 // Nothing is marked backward yet, so this cannot report a cycle.
-                self.visit(u, true);
+                self.visit(u, true, bounds);
             }
         }
         if self.fwd.is_empty() {
@@ -71,7 +77,7 @@ impl Reach<'_> {
         }
         for &o in self.current {
             for &x in producers.of(o) {
-                if x != self.p && self.visit(x, false) {
+                if x != self.p && self.visit(x, false, bounds) {
                     return Outcome::Cycle;
                 }
             }
@@ -82,14 +88,14 @@ impl Reach<'_> {
                 return Outcome::After;
             };
             f += 1;
-            if self.expand(node, true) {
+            if self.expand(node, true, bounds) {
                 return Outcome::Cycle;
             }
             let Some(&node) = self.bwd.get(b) else {
                 return Outcome::Before;
             };
             b += 1;
-            if self.expand(node, false) {
+            if self.expand(node, false, bounds) {
                 return Outcome::Cycle;
             }
         }
@@ -97,15 +103,21 @@ impl Reach<'_> {
 
     /// Visits the neighbours of `node` (users forward, producers backward; a kernel's are
     /// those of all its members). True when that reveals a cycle.
-    fn expand(&mut self, node: Node, forward: bool) -> bool {
+    fn expand(&mut self, node: Node, forward: bool, bounds: (u64, u64)) -> bool {
         let adjacency = if forward { self.users } else { self.producers };
         match node {
-            Node::Op(o) => adjacency.of(o).iter().any(|&u| self.visit(u, forward)),
+            Node::Op(o) => adjacency
+                .of(o)
+                .iter()
+                .any(|&u| self.visit(u, forward, bounds)),
             Node::Kernel(uk) => {
                 let members = self.members;
-                members[uk as usize]
-                    .iter()
-                    .any(|&o| adjacency.of(o).iter().any(|&u| self.visit(u, forward)))
+                members.of(uk).iter().any(|&o| {
+                    adjacency
+                        .of(o)
+                        .iter()
+                        .any(|&u| self.visit(u, forward, bounds))
+                })
             }
         }
     }
@@ -113,20 +125,21 @@ impl Reach<'_> {
     /// Marks the node of op `u` (the op, or the kernel owning it) for one search and queues
     /// it when it is new and inside that search's bound. True when this reveals a cycle:
     /// forward reaching `k`, backward reaching `p`, or either reaching a node the other
-    /// search marked.
-    #[inline]
-    fn visit(&mut self, u: u32, forward: bool) -> bool {
+    /// search marked. `bounds` are the order keys of `k` and `p`.
+    #[inline(always)]
+    fn visit(&mut self, u: u32, forward: bool, bounds: (u64, u64)) -> bool {
         let (mine, theirs) = if forward {
             (self.epoch, self.epoch + 1)
         } else {
             (self.epoch + 1, self.epoch)
         };
-        let node = match self.kernel_of[u as usize] {
+        let op = &mut self.ops[u as usize];
+        let node = match op.kernel {
             NONE => {
                 if !forward && u == self.p {
                     return true;
                 }
-                let stamp = &mut self.seen[u as usize];
+                let stamp = &mut op.seen;
                 if *stamp == mine {
                     return false;
                 }
@@ -152,10 +165,10 @@ impl Reach<'_> {
         };
         let key = self.topo.key(node);
         if forward {
-            if key < self.topo.key(Node::Kernel(self.k)) {
+            if key < bounds.0 {
                 self.fwd.push(node);
             }
-        } else if key > self.topo.key(Node::Op(self.p)) {
+        } else if key > bounds.1 {
             self.bwd.push(node);
         }
         false

@@ -1,8 +1,9 @@
 //! Fusion planning for the NeuronCore: which ops run together as one kernel, with the
 //! reason for every decision.
 //!
-//! Owns: [`plan_fusion`], [`FusionPlan`], [`Kernel`], the fusion [`Rule`]s and the HBM
-//! traffic accounting that `explain` reports.
+//! Owns: [`plan_fusion`], [`FusionPlan`], [`Kernel`], the fusion [`Rule`]s (with `Rows`,
+//! the interned reduction rows they compare) and the HBM traffic accounting that `explain`
+//! reports.
 //!
 //! # Algorithm
 //! Consumer-first greedy growth, as in XLA's instruction fusion: ops are visited from the
@@ -18,7 +19,7 @@
 
 use super::graph::{value_bytes, OpMap, RegionGraph, TypeFacts};
 use super::planner::{Grown, Planner};
-use neuronc_ir::{Module, OpId, OpKind, ValueId};
+use neuronc_ir::{Module, Op, OpId, OpKind, ValueId};
 
 /// SBUF bytes per partition on NeuronCore-v2 (`neuron-facts.md` §1.3: 24 MiB = 128 × 192 KiB).
 pub const SBUF_PARTITION_BYTES: u64 = 192 * 1024;
@@ -90,9 +91,14 @@ pub fn classify(m: &Module, op: OpId) -> OpClass {
         | OpKind::Concatenate
         | OpKind::Reverse
         | OpKind::DynamicSlice => OpClass::Loop,
-        k if k.is_elementwise() && !k.has_side_effect() => OpClass::Loop,
+        k if elementwise_pure(k.traits()) => OpClass::Loop,
         _ => OpClass::Opaque,
     }
+}
+
+/// Elementwise and free of side effects (one trait lookup for both).
+fn elementwise_pure(t: neuronc_ir::Traits) -> bool {
+    t.contains(neuronc_ir::Traits::ELEMENTWISE) && !t.contains(neuronc_ir::Traits::SIDE_EFFECT)
 }
 
 fn widening(m: &Module, op: OpId) -> bool {
@@ -100,6 +106,40 @@ fn widening(m: &Module, op: OpId) -> bool {
     match (m.tensor_type(o.operands[0]), m.tensor_type(o.results[0])) {
         (Some(a), Some(b)) => a.elem.bits() <= b.elem.bits(),
         _ => false,
+    }
+}
+
+/// The distinct reduction rows of a region, interned: a reduce's row is its (operand
+/// shape, reduced dims), and two reduces have the same row iff they have the same id.
+#[derive(Default)]
+pub(super) struct Rows {
+    ids: std::collections::HashMap<(Vec<i64>, Vec<i64>), u32>,
+    /// Per row: (elements of one reduced row, elements of the whole operand).
+    pub(super) sizes: Vec<(u64, u64)>,
+}
+
+impl Rows {
+    /// The id of the row of reduce `o`.
+    pub(super) fn intern(&mut self, m: &Module, o: &Op) -> u32 {
+        let shape = o
+            .operands
+            .first()
+            .and_then(|&v| m.tensor_type(v))
+            .map(|t| t.shape.to_vec())
+            .unwrap_or_default();
+        let dims = o.attrs.i64_array("dimensions").unwrap_or_default();
+        let next = self.sizes.len() as u32;
+        let row_elems = dims
+            .iter()
+            .filter_map(|&d| shape.get(d as usize))
+            .map(|&n| n.max(0) as u64)
+            .product();
+        let full = shape.iter().map(|&n| n.max(0) as u64).product();
+        let id = *self.ids.entry((shape, dims)).or_insert(next);
+        if id == next {
+            self.sizes.push((row_elems, full));
+        }
+        id
     }
 }
 
@@ -196,7 +236,7 @@ pub fn plan_fusion(m: &Module, g: &RegionGraph, cfg: &FusionConfig) -> FusionPla
 pub(super) fn plan_kernels(m: &Module, g: &RegionGraph, cfg: &FusionConfig) -> FusionPlan {
     let mut p = Planner::new(m, g, cfg);
     for i in (0..g.order.len()).rev() {
-        if m.op(g.order[i]).kind.is_terminator() || p.is_owned(i) {
+        if p.is_owned(i) || m.op(g.order[i]).kind.is_terminator() {
             continue;
         }
         p.seed(i);
@@ -208,59 +248,67 @@ pub(super) fn plan_kernels(m: &Module, g: &RegionGraph, cfg: &FusionConfig) -> F
 /// Turns grown kernels into the plan: drops kernels whose every user got a copy,
 /// renumbers the rest, and computes outputs and HBM traffic.
 fn finish(m: &Module, g: &RegionGraph, mut grown: Grown) -> FusionPlan {
-    let pos_op = |i: u32| g.order[i as usize];
+    let pos_op = |&i: &u32| g.order[i as usize];
     let facts = TypeFacts::new(m);
+    let nk = grown.members.len();
     // A kernel whose ops were all copied into their users' kernels is dropped, unless
     // some kernel reads one of its results as an input (a copy that could not take its
     // producer along, e.g. past the operand limit): then it must still compute it.
     let mut read_as_input = vec![false; m.values.len()];
-    for v in grown.inputs.iter().flatten() {
+    for v in grown.inputs.items() {
         read_as_input[v.index()] = true;
     }
-    let kept: Vec<usize> = (0..grown.members.len())
+    let kept: Vec<u32> = (0..nk as u32)
         .filter(|&k| {
-            let read = grown.members[k]
-                .iter()
-                .flat_map(|&o| m.op(pos_op(o)).results.iter())
-                .any(|r| read_as_input[r.index()]);
-            read || !grown.fully_duplicated(m, g, k)
+            !grown.fully_duplicated(k as usize)
+                || grown
+                    .members
+                    .of(k)
+                    .iter()
+                    .flat_map(|&o| grown.results_of(o))
+                    .any(|&r| read_as_input[r as usize])
         })
         .collect();
-    let mut renumber = vec![usize::MAX; grown.members.len()];
+    let mut renumber = vec![usize::MAX; nk];
     for (new, &k) in kept.iter().enumerate() {
-        renumber[k] = new;
+        renumber[k as usize] = new;
     }
     // A kernel never reads its own results as inputs, so "read by another kernel" is
     // "read by some kernel".
     let mut read_by_some_kernel = vec![false; m.values.len()];
     for &k in &kept {
-        for &v in &grown.inputs[k] {
+        for &v in grown.inputs.of(k) {
             read_by_some_kernel[v.index()] = true;
         }
     }
     let mut kernels = Vec::with_capacity(kept.len());
     for &k in &kept {
-        // Each kept kernel is visited once, so its lists can be taken.
-        let mut own: Vec<u32> = std::mem::take(&mut grown.members[k]);
-        own.sort_unstable();
-        let ops: Vec<OpId> = own.iter().map(|&i| pos_op(i)).collect();
-        let mut dups: Vec<u32> = std::mem::take(&mut grown.dup[k]);
-        dups.sort_unstable();
-        let duplicated: Vec<OpId> = dups.iter().map(|&i| pos_op(i)).collect();
-        let mut inputs: Vec<ValueId> = std::mem::take(&mut grown.inputs[k]);
-        inputs.sort_unstable();
+        grown.inputs.of_mut(k).sort_unstable();
+        let own = grown.members.of(k);
+        let inputs = grown.inputs.of(k).to_vec();
         // Outputs: results used by ops outside the kernel, or read by another kernel
         // (including through the copies of cheap ops duplicated into it).
-        let outputs: Vec<ValueId> = ops
-            .iter()
-            .flat_map(|&o| m.op(o).results.iter().copied())
-            .filter(|&r| {
-                g.users_of(r)
-                    .iter()
-                    .any(|&(u, _)| grown.kernel_of_op(g, u) != Some(k))
-                    || read_by_some_kernel[r.index()]
-            })
-            .collect();
+        let mut outputs = Vec::new();
+        for &o in own {
+            let results = grown.results_of(o);
+            for &r in results {
+                let used_outside = if results.len() == 1 {
+                    // The users of the op are those of its only result.
+                    let users = grown.users.of(o).iter();
+                    users
+                        .map(|&u| grown.kernel_of[u as usize])
+                        .any(|uk| uk != k)
+                } else {
+                    let users = g.users_of(ValueId(r)).iter();
+                    users
+                        .map(|(u, _)| grown.kernel_of[g.pos[u]])
+                        .any(|uk| uk != k)
+                };
+                if used_outside || read_by_some_kernel[r as usize] {
+                    outputs.push(ValueId(r));
+                }
+            }
+        }
         let moves_data = own
             .iter()
             .any(|&i| grown.class[i as usize] >= OpClass::Loop);
@@ -274,8 +322,8 @@ fn finish(m: &Module, g: &RegionGraph, mut grown: Grown) -> FusionPlan {
             0
         };
         kernels.push(Kernel {
-            ops,
-            duplicated,
+            ops: own.iter().map(pos_op).collect(),
+            duplicated: grown.dup.of(k).iter().map(pos_op).collect(),
             inputs,
             outputs,
             hbm_bytes,
@@ -307,16 +355,18 @@ fn finish(m: &Module, g: &RegionGraph, mut grown: Grown) -> FusionPlan {
 /// ([`FusionPlan::hbm_bytes_unfused`]).
 pub(super) fn unfused_hbm_bytes(m: &Module, g: &RegionGraph) -> u64 {
     let facts = TypeFacts::new(m);
-    g.order
-        .iter()
-        .filter(|&&o| !m.op(o).kind.is_terminator())
-        .map(|&o| {
-            let op = m.op(o);
-            op.operands
-                .iter()
-                .chain(&op.results)
-                .map(|&v| facts.bytes(m, v))
-                .sum::<u64>()
-        })
-        .sum()
+    let mut total = 0u64;
+    for &o in &g.order {
+        let op = m.op(o);
+        if op.kind.is_terminator() {
+            continue;
+        }
+        for &v in &op.operands {
+            total = total.wrapping_add(facts.bytes(m, v));
+        }
+        for &v in &op.results {
+            total = total.wrapping_add(facts.bytes(m, v));
+        }
+    }
+    total
 }

@@ -1,10 +1,12 @@
 //! Dataflow view of one region for the NeuronCore planning passes.
 //!
 //! Owns: [`RegionGraph`], a side table over the ops of a single region (normally a function
-//! body): the op list in program order, each op's position, and for every value the list
-//! of its in-region users; plus [`OpMap`], the dense op-keyed table it and the planners
-//! use, and [`TypeFacts`], per-type sizes computed once per plan. Ops nested in regions (reduce bodies, while bodies) are part of their parent op and
-//! are not nodes.
+//! body): the op list in program order, each op's position, for every value the list of
+//! its in-region users, and for every op the values its nested regions capture; plus
+//! [`OpMap`], the dense op-keyed table it and the planners use, [`Csr`], the compressed
+//! list-of-lists the planners index by position, `MaxQueue` (positions popped highest
+//! first), and [`TypeFacts`], per-type sizes computed once per plan. Ops nested in regions
+//! (reduce bodies, while bodies) are part of their parent op and are not nodes.
 //! Invariants: `order` is the region's op order, which is topological (SSA dominance);
 //! `pos[op]` is the index of `op` in `order`; users are listed in program order and appear
 //! once per use. All tables are dense vectors indexed by arena ids (no hashing).
@@ -65,6 +67,93 @@ impl<T> std::ops::Index<&OpId> for OpMap<T> {
     }
 }
 
+/// Compressed lists: list `i` is `items[start[i]..start[i + 1]]`. Built one list at a time
+/// (push onto [`Csr::items_mut`], then [`Csr::close`]).
+#[derive(Clone, Debug)]
+pub struct Csr<T = u32> {
+    start: Vec<u32>,
+    items: Vec<T>,
+}
+
+impl<T> Default for Csr<T> {
+    fn default() -> Self {
+        Csr::with_capacity(0, 0)
+    }
+}
+
+impl<T> Csr<T> {
+    /// No lists yet, with room for `lists` lists of `items` items in all.
+    pub fn with_capacity(lists: usize, items: usize) -> Self {
+        let mut start = Vec::with_capacity(lists + 1);
+        start.push(0);
+        Csr {
+            start,
+            items: Vec::with_capacity(items),
+        }
+    }
+    /// The items of the list being built (and of all closed lists before them).
+    pub fn items_mut(&mut self) -> &mut Vec<T> {
+        &mut self.items
+    }
+    /// Ends the list being built: it becomes list `len() - 1`.
+    pub fn close(&mut self) {
+        self.start.push(self.items.len() as u32);
+    }
+    /// Number of closed lists.
+    pub fn len(&self) -> usize {
+        self.start.len() - 1
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// List `i` (panics when `i` is not a closed list: a planner bug, never user input).
+    #[inline]
+    pub fn of(&self, i: u32) -> &[T] {
+        let (a, b) = self.bounds(i);
+        &self.items[a..b]
+    }
+    /// List `i`, mutably.
+    pub fn of_mut(&mut self, i: u32) -> &mut [T] {
+        let (a, b) = self.bounds(i);
+        &mut self.items[a..b]
+    }
+    #[inline]
+    fn bounds(&self, i: u32) -> (usize, usize) {
+        match self.start[i as usize..][..2] {
+            [a, b] => (a as usize, b as usize),
+            _ => unreachable!("a window of two"),
+        }
+    }
+    /// The items of all lists, list after list.
+    pub fn items(&self) -> &[T] {
+        &self.items
+    }
+}
+
+impl Csr<u32> {
+    /// The reverse of adjacency lists over nodes `0..n`: list `j` of the result holds every
+    /// `i` whose list holds `j` (once per occurrence), in increasing `i`.
+    pub fn transpose(&self, n: usize) -> Csr<u32> {
+        let mut start = vec![0u32; n + 1];
+        for &j in &self.items {
+            start[j as usize + 1] += 1;
+        }
+        for i in 1..start.len() {
+            start[i] += start[i - 1];
+        }
+        let mut fill = start.clone();
+        let mut items = vec![0u32; self.items.len()];
+        for (i, w) in self.start.windows(2).enumerate() {
+            for &j in &self.items[w[0] as usize..w[1] as usize] {
+                let slot = &mut fill[j as usize];
+                items[*slot as usize] = i as u32;
+                *slot += 1;
+            }
+        }
+        Csr { start, items }
+    }
+}
+
 /// Users and positions of the ops of one region.
 pub struct RegionGraph {
     pub region: RegionId,
@@ -76,43 +165,58 @@ pub struct RegionGraph {
     /// `v` (operand index `usize::MAX` for a capture by a nested region).
     user_start: Vec<u32>,
     users: Vec<(OpId, usize)>,
+    /// List `i`: [`captured_values`] of `order[i]`.
+    captured: Csr<ValueId>,
 }
 
 impl RegionGraph {
     pub fn new(m: &Module, region: RegionId) -> Self {
         let order = m.region(region).ops.clone();
         let mut pos = OpMap::with_capacity(m.ops.len());
-        for (i, &o) in order.iter().enumerate() {
-            pos.insert(o, i);
-        }
-        // Every use, in program order, as (value, user, operand index).
-        let operands: usize = order.iter().map(|&op| m.op(op).operands.len()).sum();
-        let mut uses: Vec<(ValueId, OpId, usize)> = Vec::with_capacity(operands);
-        for &op in &order {
-            for (i, &v) in m.op(op).operands.iter().enumerate() {
-                uses.push((v, op, i));
+        // Count the uses of every value (operands, then values captured by nested regions,
+        // which count as uses by the parent op), then place them by a counting sort, which
+        // keeps program order within each value's list.
+        let mut user_start = vec![0u32; m.values.len() + 1];
+        let mut captured = Csr::with_capacity(order.len(), 0);
+        for (i, &op) in order.iter().enumerate() {
+            match pos.slots.get_mut(op.index()) {
+                Some(slot) => *slot = Some(i),
+                None => pos.insert(op, i),
             }
-            // Values captured by nested regions count as uses by the parent op.
-            if !m.op(op).regions.is_empty() {
-                for v in captured_values(m, op) {
-                    uses.push((v, op, usize::MAX));
+            let o = m.op(op);
+            for &v in &o.operands {
+                user_start[v.index() + 1] += 1;
+            }
+            if !o.regions.is_empty() {
+                let items = captured.items_mut();
+                let from = items.len();
+                items.extend(captured_values(m, op));
+                for &v in &items[from..] {
+                    user_start[v.index() + 1] += 1;
                 }
             }
-        }
-        // Counting sort by value keeps program order within each value's list.
-        let mut user_start = vec![0u32; m.values.len() + 1];
-        for &(v, ..) in &uses {
-            user_start[v.index() + 1] += 1;
+            captured.close();
         }
         for i in 1..user_start.len() {
             user_start[i] += user_start[i - 1];
         }
         let mut fill = user_start.clone();
-        let mut users = vec![(OpId(0), 0); uses.len()];
-        for (v, op, i) in uses {
+        let mut users = vec![(OpId(0), 0); *user_start.last().unwrap_or(&0) as usize];
+        let mut place = |v: ValueId, user: (OpId, usize)| {
             let slot = &mut fill[v.index()];
-            users[*slot as usize] = (op, i);
+            users[*slot as usize] = user;
             *slot += 1;
+        };
+        for (i, &op) in order.iter().enumerate() {
+            let o = m.op(op);
+            for (j, &v) in o.operands.iter().enumerate() {
+                place(v, (op, j));
+            }
+            if !o.regions.is_empty() {
+                for &v in captured.of(i as u32) {
+                    place(v, (op, usize::MAX));
+                }
+            }
         }
         RegionGraph {
             region,
@@ -120,7 +224,18 @@ impl RegionGraph {
             pos,
             user_start,
             users,
+            captured,
         }
+    }
+
+    /// [`captured_values`] of the op at position `i` (empty for ops without regions).
+    pub fn captured_by(&self, i: usize) -> &[ValueId] {
+        self.captured.of(i as u32)
+    }
+
+    /// Number of uses of values by the region's ops (operands and captures).
+    pub fn use_count(&self) -> usize {
+        self.users.len()
     }
 
     /// In-region users of `v` (empty if none).
@@ -143,7 +258,6 @@ impl RegionGraph {
     }
 }
 
-/// Whether `v` is defined outside the regions nested in `op`.
 /// The values `op`'s nested regions read that are defined outside `op` (one entry per
 /// use, in walk order): inputs of `op` as much as its operands are.
 pub fn captured_values(m: &Module, op: OpId) -> Vec<ValueId> {
@@ -208,6 +322,7 @@ impl TypeFacts {
     }
 
     /// The facts of `v`'s type.
+    #[inline]
     pub fn of(&self, m: &Module, v: ValueId) -> TypeFact {
         let t = m.value_type(v);
         match self.facts.get(t.0 as usize) {
@@ -224,8 +339,13 @@ impl TypeFacts {
     }
 
     /// [`value_bytes`] of `v`.
+    #[inline]
     pub fn bytes(&self, m: &Module, v: ValueId) -> u64 {
-        self.of(m, v).bytes
+        let t = m.value_type(v);
+        match self.facts.get(t.0 as usize) {
+            Some(f) => f.bytes,
+            None => type_bytes(m, t),
+        }
     }
 }
 
@@ -245,9 +365,77 @@ fn type_bytes(m: &Module, t: neuronc_ir::TypeId) -> u64 {
     }
 }
 
+/// Distinct positions waiting their turn, highest first (as a max-heap would pop them):
+/// kept ascending and popped from the end. The planner's producers usually precede their
+/// consumer closely, so they are inserted near the end.
+#[derive(Default)]
+pub(super) struct MaxQueue {
+    items: Vec<u32>,
+}
+
+impl MaxQueue {
+    /// Longest queue searched linearly from the end (longer ones: binary search).
+    const SCAN: usize = 32;
+
+    pub(super) fn push(&mut self, i: u32) {
+        let items = &mut self.items;
+        if items.len() > Self::SCAN {
+            items.insert(items.partition_point(|&x| x < i), i);
+            return;
+        }
+        items.push(i);
+        let mut j = items.len() - 1;
+        while j > 0 && items[j - 1] > i {
+            items[j] = items[j - 1];
+            j -= 1;
+        }
+        items[j] = i;
+    }
+
+    /// The highest queued position, removed.
+    pub(super) fn pop(&mut self) -> Option<u32> {
+        self.items.pop()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transpose_lists_the_sources_of_each_target() {
+        // 0 -> {1, 2}, 1 -> {2, 2}, 2 -> {}, over 3 nodes.
+        let mut c = Csr::with_capacity(3, 4);
+        c.items_mut().extend([1, 2]);
+        c.close();
+        c.items_mut().extend([2, 2]);
+        c.close();
+        c.close();
+        let t = c.transpose(3);
+        assert_eq!(t.len(), 3);
+        assert_eq!(t.of(0), &[] as &[u32]);
+        assert_eq!(t.of(1), &[0]);
+        assert_eq!(t.of(2), &[0, 1, 1]);
+    }
+
+    #[test]
+    fn max_queue_pops_highest_first() {
+        // More items than the linear-scan limit, pushed in a scrambled order.
+        let n = 3 * MaxQueue::SCAN as u32;
+        let mut q = MaxQueue::default();
+        for i in 0..n {
+            q.push((i * 37) % n);
+        }
+        let popped: Vec<u32> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(popped, (0..n).rev().collect::<Vec<_>>());
+        q.push(5);
+        q.push(9);
+        q.push(1);
+        assert_eq!(
+            (q.pop(), q.pop(), q.pop(), q.pop()),
+            (Some(9), Some(5), Some(1), None)
+        );
+    }
 
     #[test]
     fn op_map_is_a_map() {

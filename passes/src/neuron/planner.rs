@@ -5,26 +5,30 @@
 //! are renumbered and measured).
 //!
 //! Everything is indexed by the op's position in the region order (`u32`), never hashed:
-//! per-op tables are dense vectors, per-kernel sets are member lists plus per-position
-//! stamps. Only the kernel being grown changes; earlier kernels are frozen, so the facts
-//! the rules ask about the current kernel (its classes, reduction row, external inputs)
-//! are kept up to date incrementally as producers join. The multi-output cycle check
+//! per-op facts (class, operands, producers, users, reduction row) are computed once into
+//! dense tables, per-kernel sets are member lists plus per-position stamps, and the lists
+//! of finished kernels are appended to flat [`Csr`]s. Only the kernel being grown changes;
+//! earlier kernels are frozen, so the facts the rules ask about the current kernel (its
+//! classes, reduction row, external inputs) are kept up to date incrementally as producers
+//! join. Producers wait in a sorted queue ([`MaxQueue`]): every producer precedes
+//! its consumer, so they are popped in decreasing position and each kernel's members and
+//! copies are found in decreasing position. The multi-output cycle check
 //! ([`super::cycle`]) only searches the part of the kernel graph between the producer and
 //! the growing kernel in a topological order kept up to date as producers join
-//! ([`super::topo`]). Search scratch (heap, stamps, found sets) lives as long as the
+//! ([`super::topo`]). Search scratch (queue, stamps, found sets) lives as long as the
 //! planner, so growing a kernel allocates nothing per candidate.
-//! Invariants: `kernel_of[i] == k` iff `i` is in `members[k]` (in `cur.members` while `k`
-//! grows); `dup_mark[i] == k` iff `i` is in `cur.dup` for the kernel `k` being grown; `inputs` of the current kernel is the set
-//! of distinct operands of its members and copies that none of them defines.
+//! Invariants: `ops[i].kernel == k` iff `i` is in `members[k]` (in `cur.members` while
+//! `k` grows); `ops[i].dup == k` iff `i` is in `cur.dup` for the kernel `k` being grown;
+//! `inputs` of the current kernel is the set of distinct operands of its members and
+//! copies that none of them defines; finished kernels' member and copy lists ascend.
 
 use super::cycle::{Outcome, Reach};
-use super::fusion::{classify, FusionConfig, OpClass, Rejection, Rule};
-use super::graph::{captured_values, RegionGraph, TypeFacts};
+use super::fusion::{classify, FusionConfig, OpClass, Rejection, Rows, Rule};
+use super::graph::{Csr, MaxQueue, RegionGraph, TypeFacts};
 use super::topo::{Node, TopoOrder};
 use neuronc_ir::{Module, ValueId};
-use std::collections::BinaryHeap;
 
-/// "No kernel" / "no stamp".
+/// "No kernel" / "no stamp" / "no row".
 const NONE: u32 = u32::MAX;
 /// Construction-time mark of a value read by the region but defined outside its ops.
 const OUTSIDE: u32 = u32::MAX - 1;
@@ -33,30 +37,6 @@ const OUTSIDE: u32 = u32::MAX - 1;
 /// most this many ops.
 #[cfg(debug_assertions)]
 const SMALL_REGION: usize = 3000;
-
-/// Compressed adjacency: `items[start[i]..start[i + 1]]` are the neighbours of `i`.
-pub(super) struct Csr {
-    start: Vec<u32>,
-    items: Vec<u32>,
-}
-
-impl Csr {
-    /// Calls `each(i, items)` for `i` in `0..n` to append the neighbours of `i`; `items`
-    /// is sized for `capacity` of them up front.
-    fn build(n: usize, capacity: usize, mut each: impl FnMut(usize, &mut Vec<u32>)) -> Csr {
-        let mut start = Vec::with_capacity(n + 1);
-        let mut items = Vec::with_capacity(capacity);
-        start.push(0);
-        for i in 0..n {
-            each(i, &mut items);
-            start.push(items.len() as u32);
-        }
-        Csr { start, items }
-    }
-    pub(super) fn of(&self, i: u32) -> &[u32] {
-        &self.items[self.start[i as usize] as usize..self.start[i as usize + 1] as usize]
-    }
-}
 
 /// What the rules need to know about the kernel being grown. Its buffers are reused from
 /// one kernel to the next ([`Current::reset`]).
@@ -68,17 +48,20 @@ struct Current {
     reduces: usize,
     /// Members that are not elementwise-ish (they forbid a matmul joining).
     not_epilogue: usize,
-    /// (operand shape, reduced dims) shared by every reduce of the kernel.
-    row: Option<(Vec<i64>, Vec<i64>)>,
+    /// The row ([`Rows`]) shared by every reduce of the kernel.
+    row: Option<u32>,
     /// Highest member position (the seed's).
     last: u32,
-    /// (element count, summed element bytes) over the tensor results of the members.
+    /// (element count, summed element bytes) over the tensor results of the members, kept
+    /// only once `sized` (the first time a reduction rule needs it).
     elem_bytes: Vec<(u64, u64)>,
-    /// Candidate external inputs (some may have become internal: see `input_mark`).
+    sized: bool,
+    /// Candidate external inputs (some may have become internal: see `Val::input`).
     input_list: Vec<ValueId>,
     /// External inputs that are tensors of rank > 0 (each needs a DMA stream).
     tensor_inputs: usize,
-    /// Members and copies so far (moved to `Planner::members` / `dup` when growth ends).
+    /// Members and copies so far, in decreasing position (appended to `Planner::members`
+    /// / `dup` when growth ends).
     members: Vec<u32>,
     dup: Vec<u32>,
 }
@@ -93,6 +76,7 @@ impl Current {
         self.row = None;
         self.last = seed;
         self.elem_bytes.clear();
+        self.sized = false;
         self.input_list.clear();
         self.tensor_inputs = 0;
         self.members.clear();
@@ -100,95 +84,188 @@ impl Current {
     }
 }
 
-/// Queues the producers of op `of` not yet queued while growing kernel `k` (`tried`), so
-/// that each is popped, latest first, at most once per kernel.
-fn queue_producers(
-    producers: &Csr,
-    tried: &mut [u32],
-    heap: &mut BinaryHeap<u32>,
-    of: u32,
-    k: u32,
-) {
+/// Queues the producers of op `of` not yet queued while growing kernel `k`
+/// ([`OpState::tried`]), so that each is popped, latest first, at most once per kernel.
+#[inline]
+fn queue_producers(producers: &Csr, ops: &mut [OpState], queue: &mut MaxQueue, of: u32, k: u32) {
     for &q in producers.of(of) {
-        if tried[q as usize] != k {
-            tried[q as usize] = k;
-            heap.push(q);
+        let tried = &mut ops[q as usize].tried;
+        if *tried != k {
+            *tried = k;
+            queue.push(q);
+        }
+    }
+}
+
+/// What the planner tracks per value.
+#[derive(Clone, Copy)]
+struct Val {
+    /// Position of the defining op (`NONE`: not defined in the region; `OUTSIDE` while
+    /// reading the region: read by it but defined outside its ops).
+    def: u32,
+    /// `k`: an external input of the current kernel `k`.
+    input: u32,
+    /// A tensor of rank > 0 (it needs a DMA stream as a kernel input).
+    dma: bool,
+}
+
+/// Per-value tables of a region, filled while its ops are read in program order.
+struct ValueTables {
+    vals: Vec<Val>,
+    /// (element count, element bytes) if a tensor.
+    tensor: Vec<Option<(u64, u64)>>,
+}
+
+impl ValueTables {
+    fn new(nv: usize) -> Self {
+        let val = Val {
+            def: NONE,
+            input: NONE,
+            dma: false,
+        };
+        ValueTables {
+            vals: vec![val; nv],
+            tensor: vec![None; nv],
+        }
+    }
+
+    /// Records the type facts of `v`.
+    fn fill(&mut self, m: &Module, facts: &TypeFacts, v: ValueId) {
+        let f = facts.of(m, v);
+        if let (Some(rank), Some(t)) = (f.rank, f.tensor) {
+            self.vals[v.index()].dma = rank > 0;
+            self.tensor[v.index()] = Some(t);
+        }
+    }
+
+    /// Records that the op being read reads `v`: appends it to `operands`, and its producer
+    /// (if in the region) to `producers`.
+    fn read(
+        &mut self,
+        m: &Module,
+        facts: &TypeFacts,
+        v: ValueId,
+        operands: &mut Csr,
+        producers: &mut Csr,
+    ) {
+        operands.items_mut().push(v.0);
+        match self.vals[v.index()].def {
+            NONE => {
+                self.vals[v.index()].def = OUTSIDE;
+                self.fill(m, facts, v);
+            }
+            OUTSIDE => {}
+            p => producers.items_mut().push(p),
         }
     }
 }
 
 /// Raw planner output, indexed by kernel creation order and op position.
 pub struct Grown {
-    pub members: Vec<Vec<u32>>,
-    pub dup: Vec<Vec<u32>>,
-    /// Distinct external inputs of each kernel (members and copies together).
-    pub inputs: Vec<Vec<ValueId>>,
+    /// Per kernel: its members, ascending.
+    pub members: Csr,
+    /// Per kernel: the cheap ops copied into it, ascending.
+    pub dup: Csr,
+    /// Per kernel: its distinct external inputs (members and copies together).
+    pub inputs: Csr<ValueId>,
     pub kernel_of: Vec<u32>,
     pub class: Vec<OpClass>,
     pub rejections: Vec<Rejection>,
-    users: Csr,
+    /// Per op: its results (value indices; see [`results_of`]) and the in-region users
+    /// of any of them.
+    pub results: Csr,
+    pub single: Vec<u32>,
+    pub users: Csr,
 }
 
 impl Grown {
-    /// Kernel (creation index) owning op `u` of the region, if any.
-    pub fn kernel_of_op(&self, g: &RegionGraph, u: neuronc_ir::OpId) -> Option<usize> {
-        let i = *g.pos.get(&u)?;
-        let k = self.kernel_of[i];
-        (k != NONE).then_some(k as usize)
+    /// A kernel of cheap ops whose every user got its own copy: it need not run.
+    pub fn fully_duplicated(&self, k: usize) -> bool {
+        let copied_into = |uk: u32, o: u32| {
+            uk != NONE && uk as usize != k && self.dup.of(uk).binary_search(&o).is_ok()
+        };
+        let members = self.members.of(k as u32);
+        // The cheap test first: most kernels have a member that is not cheap.
+        members
+            .iter()
+            .all(|&o| self.class[o as usize] <= OpClass::Cheap)
+            && members.iter().all(|&o| {
+                let mut users = self.users.of(o).iter();
+                users.all(|&u| copied_into(self.kernel_of[u as usize], o))
+            })
+            && members.iter().any(|&o| !self.results_of(o).is_empty())
     }
 
-    /// A kernel of cheap ops whose every user got its own copy: it need not run.
-    pub fn fully_duplicated(&self, m: &Module, g: &RegionGraph, k: usize) -> bool {
-        let copied_into = |uk: u32, o: u32| {
-            uk != NONE && uk as usize != k && self.dup[uk as usize].binary_search(&o).is_ok()
-        };
-        self.members[k].iter().all(|&o| {
-            self.class[o as usize] <= OpClass::Cheap
-                && self
-                    .users
-                    .of(o)
-                    .iter()
-                    .all(|&u| copied_into(self.kernel_of[u as usize], o))
-        }) && self.members[k]
-            .iter()
-            .any(|&o| !m.op(g.order[o as usize]).results.is_empty())
+    /// The results of op `o` (value indices).
+    pub fn results_of(&self, o: u32) -> &[u32] {
+        results_of(&self.single, &self.results, o)
     }
+}
+
+/// Adds a result of type facts `tensor` to per-element-count byte sums.
+fn add_elem_bytes(sums: &mut Vec<(u64, u64)>, tensor: Option<(u64, u64)>) {
+    if let Some((n, bytes)) = tensor {
+        match sums.iter_mut().find(|e| e.0 == n) {
+            Some(e) => e.1 += bytes,
+            None => sums.push((n, bytes)),
+        }
+    }
+}
+
+/// The results of op `o`: its only one from `single`, else its list in `results`.
+#[inline]
+fn results_of<'r>(single: &'r [u32], results: &'r Csr, o: u32) -> &'r [u32] {
+    let r = &single[o as usize];
+    if *r != NONE {
+        std::slice::from_ref(r)
+    } else {
+        results.of(o)
+    }
+}
+
+/// What the planner tracks per op of the region.
+#[derive(Clone, Copy)]
+pub struct OpState {
+    /// The kernel owning the op (`NONE`: none yet).
+    pub kernel: u32,
+    /// `k`: the op is copied into the current kernel `k`.
+    dup: u32,
+    /// `k`: the op was already queued while growing kernel `k`.
+    tried: u32,
+    /// Search stamp, compared with an epoch.
+    pub seen: u32,
+    class: OpClass,
+    /// May precede a matmul in its kernel (elementwise-ish).
+    epilogue: bool,
 }
 
 /// Greedy consumer-first kernel growth over one region.
 pub struct Planner<'a> {
-    m: &'a Module,
     g: &'a RegionGraph,
     cfg: &'a FusionConfig,
-    class: Vec<OpClass>,
-    /// Whether each op may precede a matmul in its kernel (elementwise-ish).
-    epilogue: Vec<bool>,
-    /// Operand and result values of each op (value indices).
+    ops: Vec<OpState>,
+    /// Each op's [`OpKind`](neuronc_ir::OpKind) (for rejections).
+    kind: Vec<neuronc_ir::OpKind>,
+    /// Per op: its row in `rows` if it is a reduce, else `NONE`.
+    row_of: Vec<u32>,
+    rows: Rows,
+    /// Operand (and captured) and result values of each op (value indices).
     operands: Csr,
     results: Csr,
-    /// Per value: position of its defining op (`NONE`: not defined in the region).
-    def_pos: Vec<u32>,
-    /// Per value: a tensor of rank > 0 (it needs a DMA stream as a kernel input).
-    needs_dma: Vec<bool>,
+    /// Per op: its only result, or `NONE` if it has none or several ([`results_of`]).
+    single: Vec<u32>,
+    vals: Vec<Val>,
     /// Per value: (element count, element bytes) if it is a tensor.
     tensor: Vec<Option<(u64, u64)>>,
     /// In-region producers of each op's operands (with repeats, operand order).
     producers: Csr,
-    /// In-region users of each op's results (with repeats, result then use order).
+    /// In-region users of each op's results (with repeats, ascending).
     users: Csr,
-    kernel_of: Vec<u32>,
-    members: Vec<Vec<u32>>,
-    dup: Vec<Vec<u32>>,
-    inputs: Vec<Vec<ValueId>>,
+    members: Csr,
+    dup: Csr,
+    inputs: Csr<ValueId>,
     rejections: Vec<Rejection>,
-    /// `dup_mark[i] == k`: op `i` is copied into the current kernel `k`.
-    dup_mark: Vec<u32>,
-    /// `tried[i] == k`: op `i` was already queued while growing kernel `k`.
-    tried: Vec<u32>,
-    /// `input_mark[v] == k`: value `v` is an external input of the current kernel `k`.
-    input_mark: Vec<u32>,
-    /// Search scratch: op stamps and kernel stamps, compared with `epoch`.
-    seen: Vec<u32>,
+    /// Search scratch: kernel stamps, compared with `epoch` (op stamps are in `ops`).
     seen_kernel: Vec<u32>,
     epoch: u32,
     cur: Current,
@@ -203,107 +280,97 @@ pub struct Planner<'a> {
     moved_for: u32,
     /// Scratch of the cycle check's other search.
     moved_other: Vec<Node>,
-    /// Producers waiting to be tried by [`Planner::grow`] (kept for its allocation).
-    heap: BinaryHeap<u32>,
+    /// Producers waiting to be tried by [`Planner::grow`].
+    queue: MaxQueue,
+    /// Scratch of [`Planner::reaches_matmul`].
+    stack: Vec<u32>,
+    /// The operands of `delta_for` that become new inputs of the current kernel if it
+    /// joins (from its last check).
+    delta: Vec<u32>,
+    delta_for: u32,
 }
 
 impl<'a> Planner<'a> {
     pub fn new(m: &'a Module, g: &'a RegionGraph, cfg: &'a FusionConfig) -> Self {
         let n = g.order.len();
-        let nv = m.values.len();
-        let mut def_pos = vec![NONE; nv];
-        let mut needs_dma = vec![false; nv];
-        let mut tensor = vec![None; nv];
-        // Values captured by an op's regions (a `case` branch reading an argument) are its
-        // inputs too: the kernel must load them and keep them alive.
-        let uses: usize = g.order.iter().map(|&op| m.op(op).operands.len()).sum();
-        let defs: usize = g.order.iter().map(|&op| m.op(op).results.len()).sum();
-        let operands = Csr::build(n, uses, |i, out| {
-            let op = g.order[i];
-            out.extend(m.op(op).operands.iter().map(|v| v.0));
-            if !m.op(op).regions.is_empty() {
-                out.extend(captured_values(m, op).iter().map(|v| v.0));
-            }
-        });
-        let results = Csr::build(n, defs, |i, out| {
-            out.extend(m.op(g.order[i]).results.iter().map(|v| v.0));
-        });
         let facts = TypeFacts::new(m);
-        let mut fill = |v: ValueId| {
-            let f = facts.of(m, v);
-            if let (Some(rank), Some(t)) = (f.rank, f.tensor) {
-                needs_dma[v.index()] = rank > 0;
-                tensor[v.index()] = Some(t);
-            }
-        };
-        // Type facts of every value an op of the region defines or reads: the results
-        // first, then (once each) the operands defined outside the region's ops.
+        let mut values = ValueTables::new(m.values.len());
+        let mut operands = Csr::with_capacity(n, g.use_count());
+        let mut producers = Csr::with_capacity(n, g.use_count());
+        let mut results = Csr::with_capacity(n, n);
+        let mut single = Vec::with_capacity(n);
+        let mut ops = Vec::with_capacity(n);
+        let mut kind = Vec::with_capacity(n);
+        let mut row_of = Vec::with_capacity(n);
+        let mut rows = Rows::default();
+        // One pass in program order: every operand's producer precedes its user.
         for (i, &op) in g.order.iter().enumerate() {
-            for &r in &m.op(op).results {
-                fill(r);
-                def_pos[r.index()] = i as u32;
+            let o = m.op(op);
+            for &v in &o.operands {
+                values.read(m, &facts, v, &mut operands, &mut producers);
             }
-        }
-        for &v in &operands.items {
-            if def_pos[v as usize] == NONE {
-                def_pos[v as usize] = OUTSIDE;
-                fill(ValueId(v));
+            // Values captured by an op's regions (a `case` branch reading an argument) are
+            // its inputs too: the kernel must load them and keep them alive.
+            if !o.regions.is_empty() {
+                for &v in g.captured_by(i) {
+                    values.read(m, &facts, v, &mut operands, &mut producers);
+                }
             }
-        }
-        for d in def_pos.iter_mut().filter(|d| **d == OUTSIDE) {
-            *d = NONE;
-        }
-        let producers = Csr::build(n, operands.items.len(), |i, out| {
-            out.extend(
-                operands
-                    .of(i as u32)
-                    .iter()
-                    .map(|&v| def_pos[v as usize])
-                    .filter(|&p| p != NONE),
-            );
-        });
-        let users = Csr::build(n, operands.items.len(), |i, out| {
-            for &r in results.of(i as u32) {
-                out.extend(
-                    g.users_of(ValueId(r))
-                        .iter()
-                        .map(|&(u, _)| g.pos[&u] as u32),
-                );
+            operands.close();
+            producers.close();
+            for &r in &o.results {
+                values.fill(m, &facts, r);
+                values.vals[r.index()].def = i as u32;
+                results.items_mut().push(r.0);
             }
-        });
-        let class: Vec<OpClass> = g.order.iter().map(|&o| classify(m, o)).collect();
-        let epilogue = g
-            .order
-            .iter()
-            .zip(&class)
-            .map(|(&o, c)| match c {
-                OpClass::Free | OpClass::Cheap => true,
-                OpClass::Loop => m.op(o).kind.is_elementwise(),
-                _ => false,
-            })
-            .collect();
+            results.close();
+            single.push(match o.results[..] {
+                [r] => r.0,
+                _ => NONE,
+            });
+            let c = classify(m, op);
+            ops.push(OpState {
+                kernel: NONE,
+                dup: NONE,
+                tried: NONE,
+                seen: 0,
+                class: c,
+                epilogue: match c {
+                    OpClass::Free | OpClass::Cheap => true,
+                    OpClass::Loop => o.kind.is_elementwise(),
+                    _ => false,
+                },
+            });
+            kind.push(o.kind);
+            row_of.push(if c == OpClass::Reduce {
+                rows.intern(m, o)
+            } else {
+                NONE
+            });
+        }
+        for val in values.vals.iter_mut().filter(|val| val.def == OUTSIDE) {
+            val.def = NONE;
+        }
+        let users = producers.transpose(n);
+        let ValueTables { vals, tensor } = values;
         Planner {
-            m,
             g,
             cfg,
-            class,
-            epilogue,
+            ops,
+            kind,
+            row_of,
+            rows,
             operands,
             results,
-            def_pos,
-            needs_dma,
+            single,
+            vals,
             tensor,
             producers,
             users,
-            kernel_of: vec![NONE; n],
-            members: Vec::new(),
-            dup: Vec::new(),
-            inputs: Vec::new(),
+            members: Csr::with_capacity(n, n),
+            dup: Csr::with_capacity(n, 0),
+            inputs: Csr::with_capacity(n, 0),
             rejections: Vec::new(),
-            dup_mark: vec![NONE; n],
-            tried: vec![NONE; n],
-            input_mark: vec![NONE; nv],
-            seen: vec![0; n],
             seen_kernel: Vec::new(),
             epoch: 0,
             cur: Current::default(),
@@ -312,33 +379,42 @@ impl<'a> Planner<'a> {
             moved_before: false,
             moved_for: NONE,
             moved_other: Vec::new(),
-            heap: BinaryHeap::new(),
+            queue: MaxQueue::default(),
+            stack: Vec::new(),
+            delta: Vec::new(),
+            delta_for: NONE,
         }
     }
 
     pub fn is_owned(&self, i: usize) -> bool {
-        self.kernel_of[i] != NONE
+        self.ops[i].kernel != NONE
     }
 
     /// Starts kernel `members.len()` at op `i` and grows it.
     pub fn seed(&mut self, i: usize) {
         let k = self.members.len() as u32;
         let i = i as u32;
-        self.members.push(Vec::new());
-        self.dup.push(Vec::new());
         self.seen_kernel.push(0);
         self.topo.seed_kernel(i, k);
         self.moved_for = NONE;
+        self.delta_for = NONE;
         self.cur.reset(i);
         self.join(i, k, false);
         self.grow(k);
-        let marks = &self.input_mark;
+        let vals = &self.vals;
         let inputs = self.cur.input_list.iter().copied();
-        self.inputs
-            .push(inputs.filter(|v| marks[v.index()] == k).collect());
-        self.members[k as usize] = self.cur.members.clone();
-        self.cur.dup.sort_unstable();
-        self.dup[k as usize] = self.cur.dup.clone();
+        let kept = inputs.filter(|v| vals[v.index()].input == k);
+        self.inputs.items_mut().extend(kept);
+        self.inputs.close();
+        // Members and copies were found in decreasing position.
+        self.members
+            .items_mut()
+            .extend(self.cur.members.iter().rev());
+        self.members.close();
+        self.dup.items_mut().extend(self.cur.dup.iter().rev());
+        self.dup.close();
+        debug_assert!(self.members.of(k).windows(2).all(|w| w[0] < w[1]));
+        debug_assert!(self.dup.of(k).windows(2).all(|w| w[0] < w[1]));
     }
 
     pub fn into_grown(self) -> Grown {
@@ -346,129 +422,138 @@ impl<'a> Planner<'a> {
             members: self.members,
             dup: self.dup,
             inputs: self.inputs,
-            kernel_of: self.kernel_of,
-            class: self.class,
+            kernel_of: self.ops.iter().map(|o| o.kernel).collect(),
+            class: self.ops.iter().map(|o| o.class).collect(),
             rejections: self.rejections,
+            results: self.results,
+            single: self.single,
             users: self.users,
         }
     }
 
     /// Absorbs producers into kernel `k`, latest first, until none is left to try.
     fn grow(&mut self, k: u32) {
-        let mut heap = std::mem::take(&mut self.heap);
-        heap.clear();
-        queue_producers(
-            &self.producers,
-            &mut self.tried,
-            &mut heap,
-            self.cur.last,
-            k,
-        );
-        while let Some(p) = heap.pop() {
+        let seed = self.cur.last;
+        queue_producers(&self.producers, &mut self.ops, &mut self.queue, seed, k);
+        while let Some(p) = self.queue.pop() {
             if !self.is_candidate(p, k) {
                 continue;
             }
             match self.check(p, k) {
                 Ok(duplicate) => {
                     self.join(p, k, duplicate);
-                    queue_producers(&self.producers, &mut self.tried, &mut heap, p, k);
+                    queue_producers(&self.producers, &mut self.ops, &mut self.queue, p, k);
                 }
-                Err(rule) => self.rejections.push(Rejection {
-                    producer: self.g.order[p as usize],
-                    kernel: k as usize,
-                    rule,
-                }),
+                Err(rule) => {
+                    self.delta_for = NONE;
+                    self.rejections.push(Rejection {
+                        producer: self.g.order[p as usize],
+                        kernel: k as usize,
+                        rule,
+                    });
+                }
             }
         }
-        self.heap = heap;
     }
 
     /// Adds op `p` to kernel `k` as a member or a copy, updating the current facts.
+    #[inline]
     fn join(&mut self, p: u32, k: u32, duplicate: bool) {
         let pi = p as usize;
         if duplicate {
             self.cur.dup.push(p);
-            self.dup_mark[pi] = k;
+            self.ops[pi].dup = k;
         } else {
-            if !self.cur.members.is_empty() {
-                if self.moved_for != p {
-                    // No cycle check ran: every user of `p` is in the kernel.
-                    self.topo.merge_into(p, k, &[]);
-                } else if self.moved_before {
-                    self.topo.merge_before(p, k, &self.moved);
-                } else {
-                    self.topo.merge_into(p, k, &self.moved);
-                }
-                self.moved_for = NONE;
+            self.join_member(p, k);
+        }
+        for &r in results_of(&self.single, &self.results, p) {
+            let r = r as usize;
+            if !duplicate && self.cur.sized {
+                add_elem_bytes(&mut self.cur.elem_bytes, self.tensor[r]);
             }
-            self.cur.members.push(p);
-            self.kernel_of[pi] = k;
-            match self.class[pi] {
-                OpClass::Opaque => self.cur.opaque = Some(p),
-                OpClass::Matmul => self.cur.matmuls += 1,
-                OpClass::Reduce => {
-                    self.cur.reduces += 1;
-                    if self.cur.row.is_none() {
-                        self.cur.row = Some(self.row_shape(p));
-                    }
-                }
-                _ => {}
-            }
-            if !self.epilogue[pi] {
-                self.cur.not_epilogue += 1;
-            }
-            self.cur.last = self.cur.last.max(p);
-            for &r in self.results.of(p) {
-                if let Some((n, bytes)) = self.tensor[r as usize] {
-                    match self.cur.elem_bytes.iter_mut().find(|e| e.0 == n) {
-                        Some(e) => e.1 += bytes,
-                        None => self.cur.elem_bytes.push((n, bytes)),
-                    }
-                }
+            if self.vals[r].input == k {
+                self.vals[r].input = NONE;
+                self.cur.tensor_inputs -= usize::from(self.vals[r].dma);
             }
         }
-        for &r in self.results.of(p) {
-            if self.input_mark[r as usize] == k {
-                self.input_mark[r as usize] = NONE;
-                self.cur.tensor_inputs -= usize::from(self.needs_dma[r as usize]);
+        if self.delta_for == p {
+            for &v in &self.delta {
+                self.vals[v as usize].input = k;
+                self.cur.input_list.push(ValueId(v));
+                self.cur.tensor_inputs += usize::from(self.vals[v as usize].dma);
             }
+            self.delta_for = NONE;
+            return;
         }
         for &v in self.operands.of(p) {
-            if self.input_mark[v as usize] != k && !self.defined_inside(v, k, NONE) {
-                self.input_mark[v as usize] = k;
+            if self.vals[v as usize].input != k && !self.defined_inside(v, k, NONE) {
+                self.vals[v as usize].input = k;
                 self.cur.input_list.push(ValueId(v));
-                self.cur.tensor_inputs += usize::from(self.needs_dma[v as usize]);
+                self.cur.tensor_inputs += usize::from(self.vals[v as usize].dma);
             }
         }
     }
 
+    /// The member part of [`Planner::join`]: order, ownership and the class facts.
+    fn join_member(&mut self, p: u32, k: u32) {
+        let pi = p as usize;
+        if !self.cur.members.is_empty() {
+            if self.moved_for != p {
+                // No cycle check ran: every user of `p` is in the kernel.
+                self.topo.merge_into(p, k, &[]);
+            } else if self.moved_before {
+                self.topo.merge_before(p, k, &self.moved);
+            } else {
+                self.topo.merge_into(p, k, &self.moved);
+            }
+            self.moved_for = NONE;
+        }
+        self.cur.members.push(p);
+        self.ops[pi].kernel = k;
+        match self.ops[pi].class {
+            OpClass::Opaque => self.cur.opaque = Some(p),
+            OpClass::Matmul => self.cur.matmuls += 1,
+            OpClass::Reduce => {
+                self.cur.reduces += 1;
+                if self.cur.row.is_none() {
+                    self.cur.row = Some(self.row_of[pi]);
+                }
+            }
+            _ => {}
+        }
+        if !self.ops[pi].epilogue {
+            self.cur.not_epilogue += 1;
+        }
+        self.cur.last = self.cur.last.max(p);
+    }
+
     /// Whether value `v` is defined by a member or copy of kernel `k`, or by op `extra`.
+    #[inline]
     fn defined_inside(&self, v: u32, k: u32, extra: u32) -> bool {
-        let i = self.def_pos[v as usize];
+        let i = self.vals[v as usize].def;
         i != NONE
-            && (i == extra || self.kernel_of[i as usize] == k || self.dup_mark[i as usize] == k)
+            && (i == extra || self.ops[i as usize].kernel == k || self.ops[i as usize].dup == k)
     }
 
     /// Whether producer `p` may still be tried for kernel `k`: unowned, or cheap and
     /// owned elsewhere (then it is copied).
     fn is_candidate(&self, p: u32, k: u32) -> bool {
-        let owner = self.kernel_of[p as usize];
-        if owner == k || self.dup_mark[p as usize] == k {
+        let owner = self.ops[p as usize].kernel;
+        if owner == k || self.ops[p as usize].dup == k {
             return false;
         }
-        owner == NONE || self.class[p as usize] <= OpClass::Cheap
+        owner == NONE || self.ops[p as usize].class <= OpClass::Cheap
     }
 
     /// Decides whether producer `p` joins kernel `k`: `Ok(true)` duplicates it,
     /// `Ok(false)` moves it in, `Err` names the refusing rule.
     fn check(&mut self, p: u32, k: u32) -> Result<bool, Rule> {
-        let class = self.class[p as usize];
-        let kind_of = |i: u32| self.m.op(self.g.order[i as usize]).kind;
+        let class = self.ops[p as usize].class;
         if class == OpClass::Opaque {
-            return Err(Rule::OpaqueOp(kind_of(p)));
+            return Err(Rule::OpaqueOp(self.kind[p as usize]));
         }
         if let Some(o) = self.cur.opaque {
-            return Err(Rule::OpaqueOp(kind_of(o)));
+            return Err(Rule::OpaqueOp(self.kind[o as usize]));
         }
         if let Some(rule) = self.matmul_rule(p, class, k) {
             return Err(rule);
@@ -480,7 +565,7 @@ impl<'a> Planner<'a> {
             .users
             .of(p)
             .iter()
-            .any(|&u| self.kernel_of[u as usize] != k);
+            .any(|&u| self.ops[u as usize].kernel != k);
         let duplicate = outside && class <= OpClass::Cheap;
         // Non-cheap producers are never recomputed: they become an extra kernel output
         // (multi-output fusion), which is only legal without a cycle.
@@ -494,25 +579,27 @@ impl<'a> Planner<'a> {
         Ok(duplicate)
     }
 
-    /// Number of rank > 0 tensor inputs of kernel `k` if `p` joined it.
-    fn tensor_inputs_with(&self, p: u32, k: u32) -> usize {
+    /// Number of rank > 0 tensor inputs of kernel `k` if `p` joined it. Leaves the
+    /// operands of `p` that would become new inputs in `delta` for [`Planner::join`].
+    fn tensor_inputs_with(&mut self, p: u32, k: u32) -> usize {
         let mut n = self.cur.tensor_inputs;
-        for &r in self.results.of(p) {
-            if self.input_mark[r as usize] == k && self.needs_dma[r as usize] {
+        for &r in results_of(&self.single, &self.results, p) {
+            if self.vals[r as usize].input == k && self.vals[r as usize].dma {
                 n -= 1;
             }
         }
-        let operands = self.operands.of(p);
-        for (j, &v) in operands.iter().enumerate() {
-            if self.input_mark[v as usize] == k
-                || !self.needs_dma[v as usize]
-                || operands[..j].contains(&v)
+        self.delta.clear();
+        for &v in self.operands.of(p) {
+            if self.vals[v as usize].input == k
                 || self.defined_inside(v, k, p)
+                || self.delta.contains(&v)
             {
                 continue;
             }
-            n += 1;
+            self.delta.push(v);
+            n += usize::from(self.vals[v as usize].dma);
         }
+        self.delta_for = p;
         n
     }
 
@@ -536,56 +623,53 @@ impl<'a> Planner<'a> {
         None
     }
 
-    /// Users of `p` that are members or copies of kernel `k`.
-    fn users_in(&self, p: u32, k: u32) -> impl Iterator<Item = u32> + '_ {
-        self.users
-            .of(p)
-            .iter()
-            .copied()
-            .filter(move |&u| self.kernel_of[u as usize] == k || self.dup_mark[u as usize] == k)
+    /// Whether op `u` is a member or copy of kernel `k`.
+    #[inline]
+    fn in_kernel(&self, u: u32, k: u32) -> bool {
+        self.ops[u as usize].kernel == k || self.ops[u as usize].dup == k
     }
 
     /// Whether `p` feeds the kernel's matmul (directly or through other kernel ops):
     /// then it is a prologue rather than a side input of the epilogue.
     fn reaches_matmul(&mut self, p: u32, k: u32) -> bool {
         let epoch = self.next_epoch();
-        let mut stack: Vec<u32> = self.users_in(p, k).collect();
+        let mut stack = std::mem::take(&mut self.stack);
+        stack.clear();
+        stack.extend(self.users.of(p).iter().filter(|&&u| self.in_kernel(u, k)));
+        let mut found = false;
         while let Some(u) = stack.pop() {
-            if self.seen[u as usize] == epoch {
+            if self.ops[u as usize].seen == epoch {
                 continue;
             }
-            self.seen[u as usize] = epoch;
-            if self.class[u as usize] == OpClass::Matmul {
-                return true;
+            self.ops[u as usize].seen = epoch;
+            if self.ops[u as usize].class == OpClass::Matmul {
+                found = true;
+                break;
             }
-            let before = stack.len();
-            stack.extend(self.users.of(u));
-            let (kernel_of, dup_mark) = (&self.kernel_of, &self.dup_mark);
-            let mut j = before;
-            for i in before..stack.len() {
-                let x = stack[i] as usize;
-                if kernel_of[x] == k || dup_mark[x] == k {
-                    stack[j] = stack[i];
-                    j += 1;
+            for &x in self.users.of(u) {
+                if self.in_kernel(x, k) {
+                    stack.push(x);
                 }
             }
-            stack.truncate(j);
         }
-        false
+        self.stack = stack;
+        found
     }
 
-    fn reduction_rules(&self, p: u32, k: u32) -> Result<(), Rule> {
-        let p_reduces = self.class[p as usize] == OpClass::Reduce;
+    fn reduction_rules(&mut self, p: u32, k: u32) -> Result<(), Rule> {
+        let p_reduces = self.ops[p as usize].class == OpClass::Reduce;
         if p_reduces
             && self
-                .users_in(p, k)
-                .any(|u| self.class[u as usize] == OpClass::Reduce)
+                .users
+                .of(p)
+                .iter()
+                .any(|&u| self.in_kernel(u, k) && self.ops[u as usize].class == OpClass::Reduce)
         {
             return Err(Rule::ReduceIntoReduce);
         }
-        // Every reduce of the kernel shares one row shape (enforced here as they join).
-        let p_row = p_reduces.then(|| self.row_shape(p));
-        let row = match (&self.cur.row, &p_row) {
+        // Every reduce of the kernel shares one row (enforced here as they join).
+        let p_row = p_reduces.then(|| self.row_of[p as usize]);
+        let row = match (self.cur.row, p_row) {
             (Some(r), Some(pr)) if r != pr => return Err(Rule::MismatchedReductions),
             (Some(r), _) => r,
             (None, Some(pr)) => pr,
@@ -600,27 +684,18 @@ impl<'a> Planner<'a> {
         Ok(())
     }
 
-    /// (operand shape, reduced dims) of a reduce.
-    fn row_shape(&self, op: u32) -> (Vec<i64>, Vec<i64>) {
-        let o = self.m.op(self.g.order[op as usize]);
-        let shape = self
-            .m
-            .tensor_type(o.operands[0])
-            .map(|t| t.shape.to_vec())
-            .unwrap_or_default();
-        (shape, o.attrs.i64_array("dimensions").unwrap_or_default())
-    }
-
     /// Bytes per partition to keep one reduced row of every tensor of the current kernel
     /// (plus `p`) resident.
-    fn resident_row_bytes(&self, p: u32, row: &(Vec<i64>, Vec<i64>)) -> u64 {
-        let row_elems: u64 = row
-            .1
-            .iter()
-            .filter_map(|&d| row.0.get(d as usize))
-            .map(|&n| n.max(0) as u64)
-            .product();
-        let full: u64 = row.0.iter().map(|&n| n.max(0) as u64).product();
+    fn resident_row_bytes(&mut self, p: u32, row: u32) -> u64 {
+        if !self.cur.sized {
+            for &o in &self.cur.members {
+                for &r in results_of(&self.single, &self.results, o) {
+                    add_elem_bytes(&mut self.cur.elem_bytes, self.tensor[r as usize]);
+                }
+            }
+            self.cur.sized = true;
+        }
+        let (row_elems, full) = self.rows.sizes[row as usize];
         let members: u64 = self
             .cur
             .elem_bytes
@@ -628,9 +703,7 @@ impl<'a> Planner<'a> {
             .filter(|e| e.0 == full)
             .map(|e| e.1)
             .sum();
-        let own: u64 = self
-            .results
-            .of(p)
+        let own: u64 = results_of(&self.single, &self.results, p)
             .iter()
             .filter_map(|&r| self.tensor[r as usize])
             .filter(|t| t.0 == full)
@@ -654,11 +727,10 @@ impl<'a> Planner<'a> {
         let outcome = Reach {
             users: &self.users,
             producers: &self.producers,
-            kernel_of: &self.kernel_of,
+            ops: &mut self.ops,
             members: &self.members,
             current: &self.cur.members,
             topo: &self.topo,
-            seen: &mut self.seen,
             seen_kernel: &mut self.seen_kernel,
             fwd: &mut self.moved,
             bwd: &mut self.moved_other,
@@ -669,7 +741,7 @@ impl<'a> Planner<'a> {
         .run();
         #[cfg(debug_assertions)]
         assert!(
-            self.kernel_of.len() > SMALL_REGION
+            self.ops.len() > SMALL_REGION
                 || self.reaches_unbounded(p, k) == (outcome == Outcome::Cycle),
             "the bounded cycle check disagrees with a full search"
         );
@@ -689,19 +761,19 @@ impl<'a> Planner<'a> {
     #[cfg(debug_assertions)]
     fn reaches_unbounded(&mut self, p: u32, k: u32) -> bool {
         let epoch = self.next_epoch();
-        let outside = |&u: &u32| self.kernel_of[u as usize] != k;
+        let outside = |&u: &u32| self.ops[u as usize].kernel != k;
         let mut stack: Vec<u32> = self.users.of(p).iter().copied().filter(outside).collect();
         while let Some(u) = stack.pop() {
-            match self.kernel_of[u as usize] {
+            match self.ops[u as usize].kernel {
                 uk if uk == k => return true,
-                _ if self.seen[u as usize] == epoch => {}
+                _ if self.ops[u as usize].seen == epoch => {}
                 NONE => {
-                    self.seen[u as usize] = epoch;
+                    self.ops[u as usize].seen = epoch;
                     stack.extend(self.users.of(u));
                 }
                 uk => {
-                    self.seen[u as usize] = epoch;
-                    for &o in &self.members[uk as usize] {
+                    self.ops[u as usize].seen = epoch;
+                    for &o in self.members.of(uk) {
                         stack.extend(self.users.of(o));
                     }
                 }
