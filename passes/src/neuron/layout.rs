@@ -24,13 +24,16 @@
 //! `transpose_bytes`. Function arguments satisfy every consumer at no cost: they live in
 //! HBM and each consumer's DMA load reads them in the layout it wants (and weights are
 //! placed in HBM by the compiler, as neuronx-cc does). The costs live in
-//! [`super::layout_want`], precomputed per op; candidate layouts are computed once per
-//! type; a sweep re-evaluates only the groups whose neighbourhood changed since their last
-//! evaluation (the others would keep their choice).
+//! [`super::layout_want`], precomputed per operand edge from the per-type and per-op facts
+//! of [`super::layout_spec`] (candidate layouts are computed once per type); a sweep
+//! evaluates all candidates of a group in one pass over the edges around it, and
+//! re-evaluates only the groups whose neighbourhood changed since their last evaluation
+//! (the others would keep their choice).
 //! Invariant: every value defined in the region (and every region argument) has an entry
 //! of `part` (indexed by value id).
 
 use super::graph::{value_bytes, RegionGraph};
+use super::layout_spec::TypeTable;
 use super::layout_want::{CostModel, Want, NONE};
 use neuronc_ir::{Module, OpId, ValueId};
 
@@ -85,37 +88,32 @@ impl LayoutPlan {
 struct Solver<'a> {
     m: &'a Module,
     g: &'a RegionGraph,
-    cands: &'a Candidates,
+    types: &'a TypeTable,
     costs: CostModel,
     part: Vec<Part>,
 }
 
 /// Assigns layouts to every value of `region` (normally a function body).
 pub fn assign_layouts(m: &Module, g: &RegionGraph) -> LayoutPlan {
-    let cands = Candidates::new(m);
+    let types = TypeTable::new(m);
     let mut s = Solver {
         m,
         g,
-        cands: &cands,
-        costs: CostModel::new(m, g),
+        types: &types,
+        costs: CostModel::new(m, g, &types),
         part: vec![None; m.values.len()],
     };
     for &a in &m.region(g.region).args {
-        s.part[a.index()] = cands.of(m, a)[0];
+        s.part[a.index()] = types.cands(m, a)[0];
     }
-    // Greedy forward pass: each op's results choose given their operands.
-    for &op in &g.order {
-        for &r in &m.op(op).results {
-            s.part[r.index()] = s.best_choice(r);
-        }
-    }
+    s.greedy();
     // Coordinate descent over groups of values that elementwise ops tie together (a whole
     // chain flips at once), alternating directions; stops when nothing changes.
     // A group with one candidate never moves.
-    let all = elementwise_groups(m, g);
-    let groups: Vec<(&[ValueId], &[Part])> = all
+    let all = elementwise_groups(&s.costs, m.values.len());
+    let groups: Vec<(&[u32], &[Part])> = all
         .iter()
-        .map(|group| (group, cands.of(m, group[0])))
+        .map(|group| (group, types.cands(m, ValueId(group[0]))))
         .filter(|g| g.1.len() > 1)
         .collect();
     s.sweeps(&groups);
@@ -125,66 +123,48 @@ pub fn assign_layouts(m: &Module, g: &RegionGraph) -> LayoutPlan {
 /// Groups of values, flattened: group `i` is `items[start[i]..start[i + 1]]`.
 struct Groups {
     start: Vec<u32>,
-    items: Vec<ValueId>,
+    items: Vec<u32>,
 }
 
 impl Groups {
-    fn iter(&self) -> impl Iterator<Item = &[ValueId]> + '_ {
+    fn iter(&self) -> impl Iterator<Item = &[u32]> + '_ {
         self.start
             .windows(2)
             .map(|w| &self.items[w[0] as usize..w[1] as usize])
     }
 }
 
-/// Values linked by same-shape elementwise ops, in program order of their first member
-/// (each group's values in program order).
-fn elementwise_groups(m: &Module, g: &RegionGraph) -> Groups {
-    // Union-find over value indices; `NONE` marks values not defined by the region's ops.
-    let mut parent: Vec<u32> = vec![NONE; m.values.len()];
-    fn root(p: &mut [u32], v: u32) -> u32 {
-        let mut r = v;
-        while p[r as usize] != r {
-            r = p[r as usize];
+/// Values linked by same-shape elementwise ops ([`CostModel::links`]), in program order of
+/// their first member (each group's values in program order); `values` is the size of the
+/// module's value arena.
+fn elementwise_groups(costs: &CostModel, values: usize) -> Groups {
+    // Union-find over value indices (path halving).
+    let mut parent: Vec<u32> = vec![NONE; values];
+    fn root(p: &mut [u32], mut x: u32) -> u32 {
+        while p[x as usize] != x {
+            let up = p[p[x as usize] as usize];
+            p[x as usize] = up;
+            x = up;
         }
-        let mut x = v;
-        while p[x as usize] != r {
-            let next = p[x as usize];
-            p[x as usize] = r;
-            x = next;
-        }
-        r
+        x
     }
-    let mut values = Vec::with_capacity(m.values.len());
-    for &op in &g.order {
-        let o = m.op(op);
-        for &r in &o.results {
-            parent[r.index()] = r.0;
-            values.push(r);
-        }
-        let Some(&res) = o.results.first() else {
-            continue;
-        };
-        if !o.kind.is_elementwise() {
-            continue;
-        }
-        let shape = m.tensor_type(res).map(|t| &t.shape);
-        for &v in &o.operands {
-            let same = m.tensor_type(v).map(|t| &t.shape) == shape && rank(m, v) > 0;
-            if same && parent[v.index()] != NONE {
-                let (a, b) = (root(&mut parent, v.0), root(&mut parent, res.0));
-                if a != b {
-                    parent[b as usize] = a;
-                }
-            }
+    let results = costs.results();
+    for &r in results {
+        parent[r as usize] = r;
+    }
+    for &(v, res) in costs.links() {
+        let (a, b) = (root(&mut parent, v), root(&mut parent, res));
+        if a != b {
+            parent[b as usize] = a;
         }
     }
     // Group index of each root, in order of first appearance; then a counting sort of
     // the values by group keeps program order within each group.
-    let mut index: Vec<u32> = vec![NONE; m.values.len()];
-    let mut group_of = Vec::with_capacity(values.len());
+    let mut index: Vec<u32> = vec![NONE; values];
+    let mut group_of = Vec::with_capacity(results.len());
     let mut start: Vec<u32> = vec![0];
-    for &v in &values {
-        let r = root(&mut parent, v.0) as usize;
+    for &v in results {
+        let r = root(&mut parent, v) as usize;
         if index[r] == NONE {
             index[r] = start.len() as u32 - 1;
             start.push(0);
@@ -196,8 +176,8 @@ fn elementwise_groups(m: &Module, g: &RegionGraph) -> Groups {
         start[i] += start[i - 1];
     }
     let mut fill = start.clone();
-    let mut items = vec![ValueId(0); values.len()];
-    for (&v, &gi) in values.iter().zip(&group_of) {
+    let mut items = vec![0; results.len()];
+    for (&v, &gi) in results.iter().zip(&group_of) {
         items[fill[gi as usize] as usize] = v;
         fill[gi as usize] += 1;
     }
@@ -205,19 +185,36 @@ fn elementwise_groups(m: &Module, g: &RegionGraph) -> Groups {
 }
 
 impl Solver<'_> {
+    /// Greedy forward pass: each op's results choose given their operands (the first
+    /// result by the cost at its definition, the others their preferred candidate).
+    fn greedy(&mut self) {
+        let mut sums = Vec::new();
+        for &r in self.costs.results() {
+            let cands = self.types.cands(self.m, ValueId(r));
+            self.part[r as usize] = match self.costs.def0(r) {
+                Some(pos) if cands.len() > 1 && self.costs.costly(pos) => {
+                    self.costs.best_def(pos, cands, &self.part, &mut sums)
+                }
+                // Every candidate costs zero (or there is one): the first wins.
+                _ => cands[0],
+            };
+        }
+    }
+
     /// Up to six coordinate-descent sweeps over `groups`, alternating direction, until a
     /// sweep changes nothing. A group is re-evaluated only when a layout its costs read
     /// changed since its last evaluation: otherwise it would keep its choice (costs are
     /// sums of byte counts and half byte counts, so the comparisons are exact and the
     /// current choice wins ties).
-    fn sweeps(&mut self, groups: &[(&[ValueId], &[Part])]) {
+    fn sweeps(&mut self, groups: &[(&[u32], &[Part])]) {
         let mut group_of = vec![NONE; self.part.len()];
         for (gi, &(group, _)) in groups.iter().enumerate() {
-            for v in group {
-                group_of[v.index()] = gi as u32;
+            for &v in group {
+                group_of[v as usize] = gi as u32;
             }
         }
         let mut dirty = vec![true; groups.len()];
+        let mut sums = Vec::new();
         for sweep in 0..6 {
             let mut changed = false;
             for step in 0..groups.len() {
@@ -229,8 +226,9 @@ impl Solver<'_> {
                 if !std::mem::replace(&mut dirty[gi], false) {
                     continue;
                 }
-                let (group, cands) = &groups[gi];
-                let (moved, touched) = self.improve_group(group, cands);
+                let (group, cands) = groups[gi];
+                let in_group = |v: u32| group_of[v as usize] == gi as u32;
+                let (moved, touched) = self.improve_group(group, in_group, cands, &mut sums);
                 changed |= moved;
                 if touched {
                     self.mark_dependents(group, &group_of, &mut dirty);
@@ -245,17 +243,17 @@ impl Solver<'_> {
     /// Marks dirty every group whose costs read a layout of `group`: groups defined by
     /// users of `group` (their def cost reads it as an operand) and groups of the
     /// operands of ops whose first result is in `group` (their use costs read it).
-    fn mark_dependents(&self, group: &[ValueId], group_of: &[u32], dirty: &mut [bool]) {
+    fn mark_dependents(&self, group: &[u32], group_of: &[u32], dirty: &mut [bool]) {
         let mut mark = |v: u32| {
             if v != NONE && group_of[v as usize] != NONE {
                 dirty[group_of[v as usize] as usize] = true;
             }
         };
         for &v in group {
-            for &(u, _) in self.costs.uses(v.0) {
-                mark(self.costs.first_result[u as usize]);
+            for &e in self.costs.uses(v) {
+                mark(self.costs.user_result(e));
             }
-            if let Some(p) = self.costs.def0(v.0) {
+            if let Some(p) = self.costs.def0(v) {
                 for o in self.costs.operands(p) {
                     mark(o);
                 }
@@ -263,26 +261,24 @@ impl Solver<'_> {
         }
     }
 
-    /// Moves all values of `group` to the candidate with the lowest total cost of the
-    /// edges and ops around them. Returns whether the choice differs from the layout of
-    /// the group's first value, and whether the layout of any value changed (the greedy
-    /// pass may have left a group's values disagreeing).
-    fn improve_group(&mut self, group: &[ValueId], cands: &[Part]) -> (bool, bool) {
-        let current = self.part[group[0].index()];
-        let uniform = group.iter().all(|v| self.part[v.index()] == current);
+    /// Moves all values of `group` (members tested by `in_group`) to the candidate with
+    /// the lowest total cost of the edges and ops around them. Returns
+    /// whether the choice differs from the layout of the group's first value, and whether
+    /// the layout of any value changed (the greedy pass may have left a group's values
+    /// disagreeing).
+    fn improve_group(
+        &mut self,
+        group: &[u32],
+        in_group: impl Fn(u32) -> bool,
+        cands: &[Part],
+        sums: &mut Vec<(f64, f64)>,
+    ) -> (bool, bool) {
+        let current = self.part[group[0] as usize];
+        let uniform = group.iter().all(|&v| self.part[v as usize] == current);
+        self.costs
+            .group_costs(group, in_group, cands, &self.part, sums);
         let mut best: Option<(f64, Part)> = None;
-        for &c in cands {
-            for &v in group {
-                self.part[v.index()] = c;
-            }
-            let mut cost = 0.0;
-            for &v in group {
-                cost += self.def_cost(v.0, c);
-                for &(u, i) in self.costs.uses(v.0) {
-                    let r = self.result_part(u as usize);
-                    cost += self.costs.edge_cost(u as usize, i as usize, c, r);
-                }
-            }
+        for (&(cost, _), &c) in sums.iter().zip(cands) {
             let better = match best {
                 None => true,
                 Some((b, _)) => cost < b - 1e-9 || (cost <= b + 1e-9 && c == current),
@@ -293,67 +289,44 @@ impl Solver<'_> {
         }
         let choice = best.map_or(current, |(_, c)| c);
         for &v in group {
-            self.part[v.index()] = choice;
+            self.part[v as usize] = choice;
         }
         (choice != current, choice != current || !uniform)
     }
 
-    /// Greedy choice for `v` given the layouts of its operands only.
-    fn best_choice(&self, v: ValueId) -> Part {
-        let mut best: Option<(f64, Part)> = None;
-        for &c in self.cands.of(self.m, v) {
-            let cost = self.def_cost(v.0, c);
-            if best.is_none_or(|(b, _)| cost < b - 1e-9) {
-                best = Some((cost, c));
-            }
-        }
-        best.and_then(|(_, c)| c)
-    }
-
     /// Layout of the first result of op `pos` (what its operand requirements are keyed on).
     fn result_part(&self, pos: usize) -> Part {
-        let r = self.costs.first_result[pos];
-        if r == NONE {
-            None
-        } else {
-            self.part[r as usize]
+        match self.costs.first_result(pos) {
+            NONE => None,
+            r => self.part[r as usize],
         }
-    }
-
-    /// Cost at the definition of `v` when it takes layout `c`: the op's own cost plus
-    /// the edges from its operands (zero unless `v` is the first result of an op).
-    fn def_cost(&self, v: u32, c: Part) -> f64 {
-        let Some(p) = self.costs.def0(v) else {
-            return 0.0;
-        };
-        self.costs.def_cost(p, c, &self.part)
     }
 
     fn finish(self) -> LayoutPlan {
         let (m, g) = (self.m, self.g);
         let mut plan = LayoutPlan::default();
         for (p, &op) in g.order.iter().enumerate() {
+            // Elsewhere every layout costs zero: no cost, no relayout.
+            if !self.costs.costly(p) {
+                continue;
+            }
             let r = self.result_part(p);
-            if let Some(&res) = m.op(op).results.first() {
+            let res = self.costs.first_result(p);
+            if res != NONE {
                 let own = self.costs.op_cost(p, r);
                 plan.cost += own;
                 if own > 0.0 {
                     plan.relayouts.push(Relayout {
-                        value: res,
+                        value: ValueId(res),
                         consumer: op,
                         operand: usize::MAX,
                         from: r,
                         to: r,
-                        bytes: value_bytes(m, res),
+                        bytes: value_bytes(m, ValueId(res)),
                     });
                 }
             }
-            for (i, &v) in m.op(op).operands.iter().enumerate() {
-                let q = self.part[v.index()];
-                let c = self.costs.edge_cost(p, i, q, r);
-                if c == 0.0 {
-                    continue;
-                }
+            for (i, v, q, c) in self.costs.costly_edges(p, r, &self.part) {
                 plan.cost += c;
                 let w = self.costs.want(p, i, r);
                 if let (Want::Reduce { reduced, .. }, Some(d)) = (&w, q) {
@@ -368,12 +341,12 @@ impl Solver<'_> {
                     Want::Any => q,
                 };
                 plan.relayouts.push(Relayout {
-                    value: v,
+                    value: ValueId(v),
                     consumer: op,
                     operand: i,
                     from: q,
                     to,
-                    bytes: value_bytes(m, v),
+                    bytes: value_bytes(m, ValueId(v)),
                 });
             }
         }
@@ -382,94 +355,28 @@ impl Solver<'_> {
     }
 }
 
-/// The candidate partition dims of every type interned in a module ([`candidates`]),
-/// computed once per type: `items[start[t]..start[t + 1]]` are those of type `t`.
-struct Candidates {
-    start: Vec<u32>,
-    items: Vec<Part>,
-}
-
-impl Candidates {
-    fn new(m: &Module) -> Self {
-        let mut start = Vec::with_capacity(m.types.len() + 1);
-        let mut items = Vec::new();
-        start.push(0);
-        for t in 0..m.types.len() as u32 {
-            items.extend(candidates(m.types.tensor_of(neuronc_ir::TypeId(t))));
-            start.push(items.len() as u32);
-        }
-        Candidates { start, items }
-    }
-
-    /// The candidates of `v`, most preferred first.
-    fn of(&self, m: &Module, v: ValueId) -> &[Part] {
-        let t = m.value_type(v).0 as usize;
-        match (self.start.get(t), self.start.get(t + 1)) {
-            (Some(&a), Some(&b)) => &self.items[a as usize..b as usize],
-            // Unreachable: planning never interns types after building this table.
-            _ => &[None],
-        }
-    }
-}
-
-/// Candidate partition dims of a value of type `t`, most preferred first: larger dims
-/// first (`[None]` for non-tensors and tensors without a dimension above 1).
-fn candidates(t: Option<&neuronc_ir::TensorType>) -> Vec<Part> {
-    let Some(t) = t else {
-        return vec![None];
-    };
-    let mut dims: Vec<u8> = (0..t.rank() as u8)
-        .filter(|&d| t.shape[d as usize] > 1)
-        .collect();
-    dims.sort_by_key(|&d| (std::cmp::Reverse(t.shape[d as usize]), d));
-    if dims.is_empty() {
-        return vec![None];
-    }
-    dims.into_iter().map(Some).collect()
-}
-
-fn rank(m: &Module, v: ValueId) -> usize {
-    m.tensor_type(v).map_or(0, |t| t.rank())
-}
-
 /// For dimension `d` of `from`, the dimension of `to` that holds the same innermost
 /// elements within the same reshape group, if `d` is innermost non-unit in its group.
 pub fn reshape_partner(from: &[i64], to: &[i64], d: usize) -> Option<usize> {
-    partner_in(&reshape_groups(from, to)?, from, to, d)
+    let mut partner = None;
+    let grouped = for_each_reshape_partner(from, to, |dd, q| {
+        if dd == d {
+            partner = Some(q);
+        }
+    });
+    partner.filter(|_| grouped)
 }
 
-/// [`reshape_partner`] of every dimension of `from` (the groups computed once).
-pub fn reshape_partners(from: &[i64], to: &[i64]) -> Vec<Option<usize>> {
-    match reshape_groups(from, to) {
-        Some(groups) => (0..from.len())
-            .map(|d| partner_in(&groups, from, to, d))
-            .collect(),
-        None => vec![None; from.len()],
-    }
-}
-
-/// [`reshape_partner`] given the reshape groups of `from` and `to`.
-fn partner_in(
-    groups: &[(usize, usize, usize, usize)],
+/// Calls `f(d, q)` for every dimension `d` of `from` with a [`reshape_partner`] `q`, in
+/// order, as the row-major dimension groups with equal products are found. Returns false
+/// (after calling `f` for the groups before) when the shapes have no such grouping: then
+/// no dimension has a partner.
+pub(super) fn for_each_reshape_partner(
     from: &[i64],
     to: &[i64],
-    d: usize,
-) -> Option<usize> {
-    let (fa, fb, ta, tb) = *groups.iter().find(|(a, b, _, _)| (*a..*b).contains(&d))?;
-    let inner = |s: &[i64], a: usize, b: usize| (a..b).rev().find(|&k| s[k] != 1);
-    if inner(from, fa, fb) != Some(d) {
-        return None;
-    }
-    let q = inner(to, ta, tb)?;
-    // Splitting or merging around the partition dim is a re-tiling when both extents
-    // tile the 128 partitions evenly (sub-tiles start at 0/32/64/96, §1.3).
-    let aligned = |n: i64| n > 0 && (128 % n == 0 || n % 128 == 0);
-    (from[d] == to[q] || aligned(from[d]) && aligned(to[q])).then_some(q)
-}
-
-/// Row-major dimension groups with equal products: (from_start, from_end, to_start, to_end).
-fn reshape_groups(from: &[i64], to: &[i64]) -> Option<Vec<(usize, usize, usize, usize)>> {
-    let (mut i, mut j, mut out) = (0, 0, Vec::new());
+    mut f: impl FnMut(usize, usize),
+) -> bool {
+    let (mut i, mut j) = (0, 0);
     while i < from.len() || j < to.len() {
         let (si, sj) = (i, j);
         let (mut pf, mut pt) = (1i128, 1i128);
@@ -489,12 +396,31 @@ fn reshape_groups(from: &[i64], to: &[i64]) -> Option<Vec<(usize, usize, usize, 
                 pt *= to[j] as i128;
                 j += 1;
             } else {
-                return None;
+                return false;
             }
         }
-        out.push((si, i, sj, j));
+        if let Some((d, q)) = group_partner(from, to, si..i, sj..j) {
+            f(d, q);
+        }
     }
-    Some(out)
+    true
+}
+
+/// In the reshape group of dims `fr` of `from` and `tr` of `to`: the innermost non-unit
+/// dim of `from` and its partner, the innermost non-unit dim of `to`, if they tile alike.
+fn group_partner(
+    from: &[i64],
+    to: &[i64],
+    fr: std::ops::Range<usize>,
+    tr: std::ops::Range<usize>,
+) -> Option<(usize, usize)> {
+    let inner = |s: &[i64], r: std::ops::Range<usize>| r.rev().find(|&k| s[k] != 1);
+    let d = inner(from, fr)?;
+    let q = inner(to, tr)?;
+    // Splitting or merging around the partition dim is a re-tiling when both extents
+    // tile the 128 partitions evenly (sub-tiles start at 0/32/64/96, §1.3).
+    let aligned = |n: i64| n > 0 && (128 % n == 0 || n % 128 == 0);
+    (from[d] == to[q] || aligned(from[d]) && aligned(to[q])).then_some((d, q))
 }
 
 #[cfg(test)]

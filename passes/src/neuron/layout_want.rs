@@ -1,56 +1,23 @@
-//! The cost model of layout assignment, precomputed per op so the solver's inner loops
-//! neither hash, allocate nor look up attributes.
+//! The cost model of layout assignment, precomputed per operand edge so the solver's inner
+//! loops neither hash, allocate, look up attributes nor dispatch on op kinds.
 //!
-//! Owns: [`CostModel`] (per-op [`Spec`]s of what each operand's layout must be given the
-//! op's result layout, per-edge byte counts, per-op own costs) and the [`Want`] it answers
-//! with. Ops are addressed by their position in the region order.
-//! Invariants: [`CostModel::edge_cost`] and [`CostModel::op_cost`] are pure functions of
-//! the module and the two layouts; every cost is `0.0`, the edge's bytes, or bytes times
-//! a constant weight, so sums taken in the same order are bit-for-bit reproducible.
+//! Owns: [`CostModel`] (per edge: what the operand's layout must be for every layout of
+//! the op's result, as a small table of [`Target`]s; per-op own costs; the dataflow in
+//! compact position-indexed tables; the operand/result pairs elementwise grouping ties)
+//! and the [`Want`] it answers with. Ops are addressed by their position in the region
+//! order, edges by their index in the flattened operand lists.
+//! Invariants: the cost of an edge and [`CostModel::op_cost`] are pure functions of the
+//! module and the two layouts; every cost is `0.0`, the edge's bytes, or bytes times a
+//! constant weight, so sums taken in the same order are bit-for-bit reproducible. A
+//! result layout is `None` or a dimension below the result's rank (a candidate of its
+//! type), which is the range the tables cover.
 
-use super::graph::{value_bytes, RegionGraph, TypeFacts};
-use super::layout::{reshape_partners, Part};
-use neuronc_ir::{Attr, Module, OpKind, ValueDef, ValueId};
+use super::graph::RegionGraph;
+use super::layout::Part;
+use super::layout_spec::{push_kept, DimSet, OwnCost, Spec, Target, TypeRow, TypeTable, MISSING};
+use neuronc_ir::{Module, Op, Value, ValueDef};
 
-/// Cost, in byte-equivalents, of a cross-partition *sum* relative to transposing the same
-/// bytes. Both stream the data once through TensorE (`neuron-facts.md` §1.4: a sum across
-/// partitions is a matmul with a ones vector; a transpose is a matmul with the identity),
-/// but the sum leaves one PSUM row to evict where the transpose leaves the whole tensor.
-const CROSS_PARTITION_SUM_WEIGHT: f64 = 0.5;
-/// Cost of a cross-partition max/min/other reduction: GpSimd partition reduce, which has no
-/// published cost (§1.5) and runs on 8 cores of 16 partitions each; assumed 1.5x a transpose.
-const CROSS_PARTITION_OTHER_WEIGHT: f64 = 1.5;
-
-/// A set of dimensions (`u8`, as layouts are) that remembers its first element.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct DimSet {
-    bits: [u64; 4],
-    first: Option<u8>,
-}
-
-impl DimSet {
-    fn from_i64(dims: &[i64]) -> DimSet {
-        let mut s = DimSet::default();
-        for &d in dims {
-            s.insert(d as u8);
-        }
-        s
-    }
-    fn insert(&mut self, d: u8) {
-        self.first.get_or_insert(d);
-        self.bits[usize::from(d / 64)] |= 1 << (d % 64);
-    }
-    pub fn contains(&self, d: u8) -> bool {
-        self.bits[usize::from(d / 64)] & (1 << (d % 64)) != 0
-    }
-    pub fn is_empty(&self) -> bool {
-        self.first.is_none()
-    }
-    /// The first dimension inserted.
-    pub fn first(&self) -> Option<u8> {
-        self.first
-    }
-}
+pub use super::layout_spec::NONE;
 
 /// What an op needs of one operand's layout given its result layout.
 #[derive(Clone, Copy, Debug)]
@@ -62,176 +29,272 @@ pub enum Want {
     /// One of these dimensions (matmul contraction), else a transpose.
     OneOf(DimSet),
     /// Reduce input: `Exact(keep)` when the partition dim is kept, or a cross-partition
-    /// reduction (costing `weight` per byte) when it is one of `reduced`.
-    Reduce {
-        keep: Part,
-        reduced: DimSet,
-        weight: f64,
-    },
+    /// reduction when it is one of `reduced`.
+    Reduce { keep: Part, reduced: DimSet },
 }
 
-/// Per-op rule turning the result layout into operand requirements.
-enum Spec {
-    Any,
-    /// Operands of the result's rank want the result's layout (elementwise, slices, ...).
-    SameRank,
-    /// `permutation` of a transpose.
-    Transpose(Box<[i64]>),
-    Broadcast {
-        dims: Box<[i64]>,
-        src: Box<[i64]>,
-        dst: Box<[i64]>,
-    },
-    /// Partner operand dimension of every result dimension (`None`: no partner).
-    Reshape(Box<[Part]>),
-    /// `kept[i]`: the dims of operand `i` that survive, in order.
-    Reduce {
-        kept: Box<[Box<[u8]>]>,
-        reduced: DimSet,
-        weight: f64,
-    },
-    /// Contraction dims of the first operand and of the others.
-    Contract(DimSet, DimSet),
-}
-
-/// Own cost of an op's result layout.
-enum OwnCost {
-    Zero,
-    /// A dot_general whose result dims below `batch` are batch dims.
-    Dot {
-        batch: usize,
-        bytes: f64,
-    },
-    /// A convolution whose output feature dim is `feature`.
-    Conv {
-        feature: i64,
-        bytes: f64,
-    },
-}
-
-/// How an edge's cost depends on the layouts at its ends (precomputed from the op's
-/// [`Spec`] and the edge, so that the solver's inner loop dispatches once).
+/// How an edge's cost depends on the layouts at its ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum EdgeRule {
+enum Rule {
     /// Always free: a function argument, a scalar, or an operand the op has no wish for.
     Free,
     /// The operand wants the result's layout (elementwise-like ops, same rank).
     SameAsResult,
-    /// Anything else: ask [`CostModel::want`].
-    General,
+    /// The operand wants the edge's [`Target`] for the result layout.
+    Table,
+    /// The operand wants one of the dimensions of the edge's set (contraction).
+    OneOf,
+    /// A reduce input: the edge's target is `keep`, its set the reduced dimensions.
+    Reduce,
 }
 
 /// One operand edge.
 struct Edge {
     /// The operand.
     value: u32,
-    /// Bytes of the operand (`None` for function arguments: they cost nothing).
-    bytes: Option<f64>,
-    rank0: bool,
-    same_rank: bool,
-    rule: EdgeRule,
+    /// First result of the user op (`NONE` if it has none): the layout the edge's
+    /// requirement is keyed on.
+    res: u32,
+    /// Targets of the result layouts `None, Some(0), Some(1), ...` start at
+    /// `targets[tab]` (rules `Table` and `Reduce`).
+    tab: u32,
+    /// Index in `sets` (rules `OneOf` and `Reduce`).
+    set: u32,
+    /// Bytes of the operand.
+    bytes: f64,
+    rule: Rule,
 }
 
-/// "No op" / "no value".
-pub const NONE: u32 = u32::MAX;
+/// Function arguments live in HBM and are DMA-loaded straight into each consumer's
+/// layout: their edges are free.
+fn is_function_arg(m: &Module, value: &Value) -> bool {
+    matches!(value.def, ValueDef::RegionArg(r, _) if m.region(r).parent.is_none())
+}
+
+/// One op.
+struct OpRow {
+    /// Operand edges: `edges[edge_start..edge_end]`.
+    edge_start: u32,
+    edge_end: u32,
+    /// First result (`NONE` if it has none).
+    res: u32,
+    /// Whether the cost at the op can depend on layouts (some edge is not free, or the
+    /// op has an own cost).
+    costly: bool,
+    own: OwnCost,
+}
 
 /// Precomputed costs and dataflow of one region, in compact position-indexed tables.
 pub struct CostModel {
-    specs: Vec<Spec>,
-    own: Vec<OwnCost>,
-    /// Operand edges of op `pos`: `edges[edge_start[pos]..edge_start[pos + 1]]`.
-    edge_start: Vec<u32>,
+    ops: Vec<OpRow>,
     edges: Vec<Edge>,
-    /// First result of each op (`NONE` if it has none).
-    pub first_result: Vec<u32>,
+    targets: Vec<Target>,
+    /// Dimension sets of rules `OneOf` and `Reduce`, with the cross-partition weight of
+    /// the latter.
+    sets: Vec<(DimSet, f64)>,
+    /// Results of all ops, in program order.
+    results: Vec<u32>,
+    /// (operand, first result) of elementwise ops where the operand has the result's
+    /// shape (rank > 0) and is a result of an earlier op, in program order.
+    links: Vec<(u32, u32)>,
     /// For each value: the position of the op whose first result it is, else `NONE`.
     def0: Vec<u32>,
-    /// Direct uses of each value as (user position, operand index), in program order.
+    /// Direct uses of each value as edge indices, in program order.
     use_start: Vec<u32>,
-    uses: Vec<(u32, u32)>,
-}
-
-fn rank(m: &Module, v: ValueId) -> usize {
-    m.tensor_type(v).map_or(0, |t| t.rank())
-}
-
-/// Function arguments live in HBM and are DMA-loaded straight into each consumer's layout.
-fn is_function_arg(m: &Module, v: ValueId) -> bool {
-    matches!(m.value(v).def, ValueDef::RegionArg(r, _) if m.region(r).parent.is_none())
+    uses: Vec<u32>,
 }
 
 impl CostModel {
-    pub fn new(m: &Module, g: &RegionGraph) -> CostModel {
+    pub fn new(m: &Module, g: &RegionGraph, types: &TypeTable) -> CostModel {
         let n = g.order.len();
-        let mut edge_start = Vec::with_capacity(n + 1);
-        let operands: usize = g.order.iter().map(|&op| m.op(op).operands.len()).sum();
-        let mut edges = Vec::with_capacity(operands);
-        let mut first_result = Vec::with_capacity(n);
-        let mut def0 = vec![NONE; m.values.len()];
-        let mut use_count = vec![0u32; m.values.len() + 1];
-        let facts = TypeFacts::new(m);
-        edge_start.push(0);
+        let mut c = CostModel {
+            ops: Vec::with_capacity(n),
+            edges: Vec::with_capacity(2 * n),
+            targets: Vec::new(),
+            sets: Vec::new(),
+            results: Vec::with_capacity(n),
+            links: Vec::new(),
+            def0: vec![NONE; m.values.len()],
+            use_start: vec![0; m.values.len() + 1],
+            uses: Vec::new(),
+        };
+        // Values defined by the ops added so far.
+        let mut defined = vec![false; m.values.len()];
         for (pos, &op) in g.order.iter().enumerate() {
-            let o = m.op(op);
-            let res_rank = o.results.first().map(|&r| facts.of(m, r).rank.unwrap_or(0));
-            for &v in &o.operands {
-                let f = facts.of(m, v);
-                let rank = f.rank.unwrap_or(0);
-                edges.push(Edge {
-                    value: v.0,
-                    bytes: (!is_function_arg(m, v)).then_some(f.bytes as f64),
-                    rank0: rank == 0,
-                    same_rank: res_rank == Some(rank),
-                    rule: EdgeRule::General,
-                });
-                use_count[v.index() + 1] += 1;
-            }
-            edge_start.push(edges.len() as u32);
-            first_result.push(o.results.first().map_or(NONE, |r| r.0));
-            if let Some(r) = o.results.first() {
-                def0[r.index()] = pos as u32;
-            }
+            c.add_op(m, types, pos, m.op(op), &mut defined);
         }
-        // Counting sort of the edges by value keeps program order per value.
-        for i in 1..use_count.len() {
-            use_count[i] += use_count[i - 1];
+        c.index_uses();
+        c
+    }
+
+    /// Appends the op `o` at position `pos`: its results, edges, targets and own cost.
+    fn add_op(&mut self, m: &Module, types: &TypeTable, pos: usize, o: &Op, defined: &mut [bool]) {
+        let res = o.results.first().map_or(NONE, |r| r.0);
+        for r in &o.results {
+            self.results.push(r.0);
+            defined[r.index()] = true;
         }
-        let use_start = use_count.clone();
-        let mut uses = vec![(0, 0); edges.len()];
-        for pos in 0..n {
-            let (a, b) = (edge_start[pos] as usize, edge_start[pos + 1] as usize);
-            for (i, e) in edges[a..b].iter().enumerate() {
-                let slot = &mut use_count[e.value as usize];
-                uses[*slot as usize] = (pos as u32, i as u32);
-                *slot += 1;
-            }
+        let res_row = match o.results.first() {
+            Some(&r) => types.row(m, r),
+            None => &MISSING,
+        };
+        let edge_start = self.edges.len() as u32;
+        let costly = if o.kind.is_elementwise() {
+            self.add_elementwise_edges(m, types, o, res, res_row, defined)
+        } else {
+            self.add_edges(m, types, o, res, res_row)
+        };
+        if res != NONE {
+            self.def0[res as usize] = pos as u32;
         }
-        let specs: Vec<Spec> = g.order.iter().map(|&op| spec(m, op)).collect();
-        for (pos, spec) in specs.iter().enumerate() {
-            let (a, b) = (edge_start[pos] as usize, edge_start[pos + 1] as usize);
-            for e in &mut edges[a..b] {
-                e.rule = edge_rule(spec, e);
-            }
-        }
-        CostModel {
-            specs,
-            own: g.order.iter().map(|&op| own_cost(m, op)).collect(),
+        let own = OwnCost::of(m, o);
+        self.ops.push(OpRow {
             edge_start,
-            edges,
-            first_result,
-            def0,
-            use_start,
-            uses,
+            edge_end: self.edges.len() as u32,
+            res,
+            costly: costly || !matches!(own, OwnCost::Zero),
+            own,
+        });
+    }
+
+    /// Appends the edges of an elementwise op (rule [`Spec::SameRank`]) with first result
+    /// `res`, and its links; returns whether some edge is not free.
+    fn add_elementwise_edges(
+        &mut self,
+        m: &Module,
+        types: &TypeTable,
+        o: &Op,
+        res: u32,
+        res_row: &TypeRow,
+        defined: &[bool],
+    ) -> bool {
+        let mut costly = false;
+        for &v in &o.operands {
+            let value = m.value(v);
+            let row = types.row_of(value.ty);
+            self.use_start[v.index() + 1] += 1;
+            if row.shape != NONE && row.shape == res_row.shape && defined[v.index()] {
+                self.links.push((v.0, res));
+            }
+            let same = row.rank != 0
+                && !is_function_arg(m, value)
+                && row.rank == res_row.rank
+                && res != NONE;
+            costly |= same;
+            self.edges.push(Edge {
+                value: v.0,
+                res,
+                tab: 0,
+                set: 0,
+                bytes: row.bytes,
+                rule: if same { Rule::SameAsResult } else { Rule::Free },
+            });
         }
+        costly
+    }
+
+    /// Appends the edges (and their targets and sets) of a non-elementwise op with first
+    /// result `res`; returns whether some edge is not free.
+    fn add_edges(
+        &mut self,
+        m: &Module,
+        types: &TypeTable,
+        o: &Op,
+        res: u32,
+        res_row: &TypeRow,
+    ) -> bool {
+        let spec = Spec::of(m, o, false);
+        let set = self.sets.len() as u32;
+        match &spec {
+            Spec::Contract(lhs, rhs) => self.sets.extend([(*lhs, 0.0), (*rhs, 0.0)]),
+            Spec::Reduce { dims, weight, .. } => {
+                let mut reduced = DimSet::default();
+                dims.iter().for_each(|&d| reduced.insert(d as u8));
+                self.sets.push((reduced, *weight));
+            }
+            _ => {}
+        }
+        // Targets shared by all edges of the op (they do not depend on the operand).
+        let mut shared: Option<u32> = None;
+        let mut costly = false;
+        for (i, &v) in o.operands.iter().enumerate() {
+            let value = m.value(v);
+            let row = types.row_of(value.ty);
+            self.use_start[v.index() + 1] += 1;
+            let mut e = Edge {
+                value: v.0,
+                res,
+                tab: 0,
+                set,
+                bytes: row.bytes,
+                rule: Rule::Free,
+            };
+            if row.rank != 0 && !is_function_arg(m, value) {
+                let (rank, res_rank) = (row.rank, res_row.rank);
+                match &spec {
+                    Spec::Any => {}
+                    Spec::SameRank if res_rank == rank && res != NONE => {
+                        e.rule = Rule::SameAsResult
+                    }
+                    Spec::SameRank => {}
+                    Spec::Transpose(_) | Spec::Broadcast { .. } | Spec::Reshape { .. } => {
+                        e.rule = Rule::Table;
+                        e.tab = *shared.get_or_insert_with(|| {
+                            let tab = self.targets.len() as u32;
+                            spec.push_targets(&mut self.targets, res_rank);
+                            tab
+                        });
+                    }
+                    Spec::Reduce { inputs, dims, .. } if i < *inputs => {
+                        e.rule = Rule::Reduce;
+                        e.tab = self.targets.len() as u32;
+                        push_kept(&mut self.targets, dims, rank, res_rank);
+                    }
+                    Spec::Reduce { .. } => {}
+                    Spec::Contract(..) => {
+                        e.rule = Rule::OneOf;
+                        e.set = set + u32::from(i != 0);
+                    }
+                }
+            }
+            costly |= e.rule != Rule::Free;
+            self.edges.push(e);
+        }
+        costly
+    }
+
+    /// Counting sort of the edges by operand value (program order per value).
+    fn index_uses(&mut self) {
+        for i in 1..self.use_start.len() {
+            self.use_start[i] += self.use_start[i - 1];
+        }
+        let mut fill = self.use_start.clone();
+        self.uses = vec![0; self.edges.len()];
+        for (ei, e) in self.edges.iter().enumerate() {
+            let slot = &mut fill[e.value as usize];
+            self.uses[*slot as usize] = ei as u32;
+            *slot += 1;
+        }
+    }
+
+    /// Results of all ops, in program order.
+    pub fn results(&self) -> &[u32] {
+        &self.results
+    }
+
+    /// The (operand, first result) pairs that elementwise ops tie into one layout group.
+    pub fn links(&self) -> &[(u32, u32)] {
+        &self.links
+    }
+
+    fn edges_of(&self, pos: usize) -> &[Edge] {
+        let op = &self.ops[pos];
+        &self.edges[op.edge_start as usize..op.edge_end as usize]
     }
 
     /// Operand values of op `pos`, in operand order.
     pub fn operands(&self, pos: usize) -> impl Iterator<Item = u32> + '_ {
-        let (a, b) = (
-            self.edge_start[pos] as usize,
-            self.edge_start[pos + 1] as usize,
-        );
-        self.edges[a..b].iter().map(|e| e.value)
+        self.edges_of(pos).iter().map(|e| e.value)
     }
 
     /// Position of the op whose first result is value `v`, if any.
@@ -240,261 +303,228 @@ impl CostModel {
         (p != NONE).then_some(p as usize)
     }
 
-    /// Direct uses of value `v`: (user position, operand index).
-    pub fn uses(&self, v: u32) -> &[(u32, u32)] {
+    /// First result of op `pos` (`NONE` if it has none).
+    pub fn first_result(&self, pos: usize) -> u32 {
+        self.ops[pos].res
+    }
+
+    /// Whether the cost at op `pos` (its own cost and its edges') can be nonzero.
+    pub fn costly(&self, pos: usize) -> bool {
+        self.ops[pos].costly
+    }
+
+    /// Direct uses of value `v`, as edge indices.
+    pub fn uses(&self, v: u32) -> &[u32] {
         &self.uses[self.use_start[v as usize] as usize..self.use_start[v as usize + 1] as usize]
+    }
+
+    /// First result of the user op of edge `ei` (`NONE` if it has none).
+    pub fn user_result(&self, ei: u32) -> u32 {
+        self.edges[ei as usize].res
+    }
+
+    /// The cost of every candidate layout of a group of values that take one layout
+    /// together (`group`, members tested by `in_group`): `sums[k].0` is
+    /// `Σ_v (cost at the op whose first result is v + Σ costs of the uses of v)` when the
+    /// whole group takes `cands[k]` and every other value keeps its layout in `part`, each
+    /// added up in operand order (`sums[k].1` is scratch). Edges that cost zero whatever
+    /// the group's layout (free edges, and edges wanting the result's layout between two
+    /// members) are skipped: adding their zero would change no sum.
+    pub fn group_costs(
+        &self,
+        group: &[u32],
+        in_group: impl Fn(u32) -> bool,
+        cands: &[Part],
+        part: &[Part],
+        sums: &mut Vec<(f64, f64)>,
+    ) {
+        sums.clear();
+        sums.resize(cands.len(), (0.0, 0.0));
+        for &v in group {
+            if let Some(p) = self.def0(v) {
+                let op = &self.ops[p];
+                for ((cost, def), &c) in sums.iter_mut().zip(cands) {
+                    *cost += *def;
+                    *def = op.own.at(c);
+                }
+                for e in &self.edges[op.edge_start as usize..op.edge_end as usize] {
+                    self.add_def_edge(e, in_group(e.value), cands, part, sums);
+                }
+            }
+            for &ei in self.uses(v) {
+                let e = &self.edges[ei as usize];
+                let inner = e.res != NONE && in_group(e.res);
+                self.add_use_edge(e, inner, cands, part, sums);
+            }
+        }
+        for (cost, def) in sums.iter_mut() {
+            *cost += *def;
+        }
+    }
+
+    /// Adds edge `e` into the op defining a group member (the result's layout varies with
+    /// the candidate; so does the operand's when `inner`) to the pending definition costs.
+    #[inline(always)]
+    fn add_def_edge(
+        &self,
+        e: &Edge,
+        inner: bool,
+        cands: &[Part],
+        part: &[Part],
+        sums: &mut [(f64, f64)],
+    ) {
+        let q = part[e.value as usize];
+        match e.rule {
+            Rule::Free => {}
+            Rule::SameAsResult if inner => {}
+            Rule::SameAsResult => {
+                for ((_, def), &c) in sums.iter_mut().zip(cands) {
+                    if q != c {
+                        *def += e.bytes;
+                    }
+                }
+            }
+            _ => {
+                for ((_, def), &c) in sums.iter_mut().zip(cands) {
+                    *def += self.cost_of(e, if inner { c } else { q }, c);
+                }
+            }
+        }
+    }
+
+    /// Adds edge `e` from a group member (the operand's layout varies with the candidate;
+    /// so does the user's result's when `inner`) to the costs, after the pending
+    /// definition costs.
+    #[inline(always)]
+    fn add_use_edge(
+        &self,
+        e: &Edge,
+        inner: bool,
+        cands: &[Part],
+        part: &[Part],
+        sums: &mut [(f64, f64)],
+    ) {
+        let r = match e.res {
+            NONE => None,
+            r => part[r as usize],
+        };
+        match e.rule {
+            Rule::Free => {}
+            Rule::SameAsResult if inner => {}
+            Rule::SameAsResult => {
+                for ((cost, def), &c) in sums.iter_mut().zip(cands) {
+                    *cost += *def;
+                    *def = 0.0;
+                    if r != c {
+                        *cost += e.bytes;
+                    }
+                }
+            }
+            _ => {
+                for ((cost, def), &c) in sums.iter_mut().zip(cands) {
+                    *cost += *def;
+                    *def = 0.0;
+                    *cost += self.cost_of(e, c, if inner { c } else { r });
+                }
+            }
+        }
+    }
+
+    /// The target of edge `e` for result layout `r` (`None`: no preference).
+    #[inline(always)]
+    fn target(&self, e: &Edge, r: Part) -> Target {
+        let slot = r.map_or(0, |d| usize::from(d) + 1);
+        // Out-of-range layouts are not candidates of the result: unreachable.
+        self.targets.get(e.tab as usize + slot).copied().flatten()
     }
 
     /// What op `pos` wants of operand `i` given result layout `r`.
     pub fn want(&self, pos: usize, i: usize, r: Part) -> Want {
-        let e = &self.edges[self.edge_start[pos] as usize + i];
-        if e.rank0 {
-            return Want::Any;
+        let e = &self.edges_of(pos)[i];
+        match e.rule {
+            Rule::Free => Want::Any,
+            Rule::SameAsResult => Want::Exact(r),
+            Rule::Table => self.target(e, r).map_or(Want::Any, Want::Exact),
+            Rule::OneOf => Want::OneOf(self.sets[e.set as usize].0),
+            Rule::Reduce => Want::Reduce {
+                keep: self.target(e, r).flatten(),
+                reduced: self.sets[e.set as usize].0,
+            },
         }
-        match &self.specs[pos] {
-            Spec::Any => Want::Any,
-            Spec::SameRank if e.same_rank => Want::Exact(r),
-            Spec::SameRank => Want::Any,
-            Spec::Transpose(perm) => {
-                Want::Exact(r.and_then(|d| perm.get(d as usize).map(|&p| p as u8)))
+    }
+
+    /// The edges into op `pos` that cost something when its result has layout `r` and
+    /// operands have their layouts in `part`: (operand index, operand, its layout, cost).
+    pub fn costly_edges<'s>(
+        &'s self,
+        pos: usize,
+        r: Part,
+        part: &'s [Part],
+    ) -> impl Iterator<Item = (usize, u32, Part, f64)> + 's {
+        self.edges_of(pos)
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.rule != Rule::Free)
+            .filter_map(move |(i, e)| {
+                let q = part[e.value as usize];
+                let cost = self.cost_of(e, q, r);
+                (cost != 0.0).then_some((i, e.value, q, cost))
+            })
+    }
+
+    /// Cost on the edge `e` when the operand has layout `q` and the user's result has
+    /// layout `r`.
+    #[inline(always)]
+    fn cost_of(&self, e: &Edge, q: Part, r: Part) -> f64 {
+        let missed = |hit: bool| if hit { 0.0 } else { e.bytes };
+        match e.rule {
+            Rule::Free => 0.0,
+            Rule::SameAsResult => missed(q == r),
+            Rule::Table => match self.target(e, r) {
+                None => 0.0,
+                Some(p) => missed(p == q),
+            },
+            Rule::OneOf => {
+                let dims = &self.sets[e.set as usize].0;
+                missed(q.is_some_and(|d| dims.contains(d)) || dims.is_empty())
             }
-            Spec::Broadcast { dims, src, dst } => {
-                let Some(p) = r else { return Want::Any };
-                match dims.iter().position(|&d| d == p as i64) {
-                    Some(j) if src.get(j) == dst.get(p as usize) => Want::Exact(Some(j as u8)),
-                    // The partition axis is created by the broadcast: replicate.
-                    _ => Want::Any,
+            Rule::Reduce => {
+                let (reduced, weight) = &self.sets[e.set as usize];
+                match q {
+                    Some(d) if reduced.contains(d) => e.bytes * weight,
+                    _ => missed(self.target(e, r) == Some(q)),
                 }
             }
-            Spec::Reshape(partner) => match r {
-                None => Want::Exact(None),
-                Some(p) => Want::Exact(partner.get(p as usize).copied().flatten()),
-            },
-            Spec::Reduce {
-                kept,
-                reduced,
-                weight,
-            } => match kept.get(i) {
-                None => Want::Any,
-                Some(kept) => Want::Reduce {
-                    keep: r.and_then(|rd| kept.get(rd as usize).copied()),
-                    reduced: *reduced,
-                    weight: *weight,
-                },
-            },
-            Spec::Contract(lhs, rhs) => Want::OneOf(if i == 0 { *lhs } else { *rhs }),
         }
     }
 
-    /// Cost on the edge into operand `i` of op `pos` when the operand has layout `q` and
-    /// the op's result has layout `r`.
-    pub fn edge_cost(&self, pos: usize, i: usize, q: Part, r: Part) -> f64 {
-        let e = &self.edges[self.edge_start[pos] as usize + i];
-        self.cost_of(e, pos, i, q, r)
-    }
-
-    /// [`CostModel::edge_cost`] of edge `e` (operand `i` of op `pos`).
-    #[inline]
-    fn cost_of(&self, e: &Edge, pos: usize, i: usize, q: Part, r: Part) -> f64 {
-        let bytes = match (e.rule, e.bytes) {
-            (EdgeRule::Free, _) | (_, None) => return 0.0,
-            (EdgeRule::SameAsResult, Some(bytes)) => return if q != r { bytes } else { 0.0 },
-            (EdgeRule::General, Some(bytes)) => bytes,
-        };
-        match self.want(pos, i, r) {
-            Want::Any => 0.0,
-            Want::Exact(p) => {
-                if p == q {
-                    0.0
-                } else {
-                    bytes
+    /// The greedy choice for the first result of op `pos` among `cands`, given the
+    /// layouts of its operands in `part`: the first candidate with the lowest cost at the
+    /// op (its own cost plus the cost of every edge, summed in operand order; `sums` is
+    /// scratch).
+    pub fn best_def(&self, pos: usize, cands: &[Part], part: &[Part], sums: &mut Vec<f64>) -> Part {
+        let op = &self.ops[pos];
+        sums.clear();
+        sums.extend(cands.iter().map(|&c| op.own.at(c)));
+        for e in &self.edges[op.edge_start as usize..op.edge_end as usize] {
+            if e.rule != Rule::Free {
+                let q = part[e.value as usize];
+                for (sum, &c) in sums.iter_mut().zip(cands) {
+                    *sum += self.cost_of(e, q, c);
                 }
             }
-            Want::OneOf(dims) => match q {
-                Some(d) if dims.contains(d) => 0.0,
-                _ if dims.is_empty() => 0.0,
-                _ => bytes,
-            },
-            Want::Reduce {
-                keep,
-                reduced,
-                weight,
-            } => match q {
-                Some(d) if reduced.contains(d) => bytes * weight,
-                _ if q == keep => 0.0,
-                _ => bytes,
-            },
         }
-    }
-
-    /// Cost at op `pos` when its result takes layout `r` and operand `i` has layout
-    /// `part[operands[i]]`: [`CostModel::op_cost`] plus every [`CostModel::edge_cost`],
-    /// summed in operand order.
-    pub fn def_cost(&self, pos: usize, r: Part, part: &[Part]) -> f64 {
-        let mut cost = self.op_cost(pos, r);
-        let (a, b) = (
-            self.edge_start[pos] as usize,
-            self.edge_start[pos + 1] as usize,
-        );
-        for (i, e) in self.edges[a..b].iter().enumerate() {
-            if e.rule != EdgeRule::Free {
-                cost += self.cost_of(e, pos, i, part[e.value as usize], r);
+        let (mut best, mut choice) = (f64::INFINITY, None);
+        for (&cost, &c) in sums.iter().zip(cands) {
+            if cost < best - 1e-9 {
+                (best, choice) = (cost, c);
             }
         }
-        cost
+        choice
     }
 
     /// Cost of op `pos`'s result layout by itself (matmul output on a free axis).
     pub fn op_cost(&self, pos: usize, r: Part) -> f64 {
-        match self.own[pos] {
-            OwnCost::Zero => 0.0,
-            // Result dims: batch dims first; the stationary operand's free axis must
-            // become the output partition axis, so a batch dim there needs a relayout.
-            OwnCost::Dot { batch, bytes } => match r {
-                Some(p) if (p as usize) < batch => bytes,
-                _ => 0.0,
-            },
-            OwnCost::Conv { feature, bytes } => match r {
-                Some(p) if p as i64 != feature => bytes,
-                _ => 0.0,
-            },
-        }
-    }
-}
-
-/// How edge `e` into an op with spec `spec` is costed; `Free` and `SameAsResult` give the
-/// same costs as [`CostModel::want`] would.
-fn edge_rule(spec: &Spec, e: &Edge) -> EdgeRule {
-    match spec {
-        _ if e.bytes.is_none() || e.rank0 => EdgeRule::Free,
-        Spec::Any => EdgeRule::Free,
-        Spec::SameRank if e.same_rank => EdgeRule::SameAsResult,
-        Spec::SameRank => EdgeRule::Free,
-        _ => EdgeRule::General,
-    }
-}
-
-fn own_cost(m: &Module, op: neuronc_ir::OpId) -> OwnCost {
-    let o = m.op(op);
-    if !matches!(o.kind, OpKind::DotGeneral | OpKind::Convolution) {
-        return OwnCost::Zero;
-    }
-    let Some(&res) = o.results.first() else {
-        return OwnCost::Zero;
-    };
-    let bytes = value_bytes(m, res) as f64;
-    match (o.kind, o.attrs.get("dot_dimension_numbers")) {
-        (OpKind::DotGeneral, Some(Attr::DotDims(d))) => OwnCost::Dot {
-            batch: d.lhs_batching.len(),
-            bytes,
-        },
-        (OpKind::Convolution, _) => match o.attrs.get("dimension_numbers") {
-            Some(Attr::ConvDims(cd)) => OwnCost::Conv {
-                feature: cd.output_feature,
-                bytes,
-            },
-            _ => OwnCost::Zero,
-        },
-        _ => OwnCost::Zero,
-    }
-}
-
-fn spec(m: &Module, op: neuronc_ir::OpId) -> Spec {
-    let o = m.op(op);
-    match o.kind {
-        OpKind::Transpose => {
-            Spec::Transpose(o.attrs.i64_array("permutation").unwrap_or_default().into())
-        }
-        OpKind::BroadcastInDim => {
-            let (Some(src), Some(dst)) =
-                (m.tensor_type(o.operands[0]), m.tensor_type(o.results[0]))
-            else {
-                return Spec::Any;
-            };
-            Spec::Broadcast {
-                dims: o
-                    .attrs
-                    .i64_array("broadcast_dimensions")
-                    .unwrap_or_default()
-                    .into(),
-                src: src.shape.to_vec().into(),
-                dst: dst.shape.to_vec().into(),
-            }
-        }
-        OpKind::Reshape => {
-            let (Some(src), Some(dst)) =
-                (m.tensor_type(o.operands[0]), m.tensor_type(o.results[0]))
-            else {
-                return Spec::Any;
-            };
-            Spec::Reshape(
-                reshape_partners(&dst.shape, &src.shape)
-                    .into_iter()
-                    .map(|q| q.map(|q| q as u8))
-                    .collect(),
-            )
-        }
-        OpKind::Reduce => reduce_spec(m, op),
-        OpKind::DotGeneral => match o.attrs.get("dot_dimension_numbers") {
-            Some(Attr::DotDims(d)) => Spec::Contract(
-                DimSet::from_i64(&d.lhs_contracting),
-                DimSet::from_i64(&d.rhs_contracting),
-            ),
-            _ => Spec::Any,
-        },
-        OpKind::Convolution => match o.attrs.get("dimension_numbers") {
-            Some(Attr::ConvDims(cd)) => Spec::Contract(
-                DimSet::from_i64(&[cd.input_feature]),
-                DimSet::from_i64(&[cd.kernel_input_feature]),
-            ),
-            _ => Spec::Any,
-        },
-        OpKind::Slice
-        | OpKind::Pad
-        | OpKind::Reverse
-        | OpKind::Concatenate
-        | OpKind::DynamicUpdateSlice
-        | OpKind::DynamicSlice => Spec::SameRank,
-        k if k.is_elementwise() => Spec::SameRank,
-        _ => Spec::Any,
-    }
-}
-
-fn reduce_spec(m: &Module, op: neuronc_ir::OpId) -> Spec {
-    let o = m.op(op);
-    let n = o.operands.len() / 2;
-    let dims: Vec<u8> = o
-        .attrs
-        .i64_array("dimensions")
-        .unwrap_or_default()
-        .iter()
-        .map(|&d| d as u8)
-        .collect();
-    let mut reduced = DimSet::default();
-    for &d in &dims {
-        reduced.insert(d);
-    }
-    // Kept operand dims in order map onto result dims.
-    let kept = o.operands[..n]
-        .iter()
-        .map(|&v| {
-            (0..rank(m, v) as u8)
-                .filter(|d| !dims.contains(d))
-                .collect::<Box<[u8]>>()
-        })
-        .collect();
-    let sum_body = o
-        .regions
-        .first()
-        .is_some_and(|&r| m.region(r).ops.iter().any(|&x| m.op(x).kind == OpKind::Add));
-    let weight = if sum_body {
-        CROSS_PARTITION_SUM_WEIGHT
-    } else {
-        CROSS_PARTITION_OTHER_WEIGHT
-    };
-    Spec::Reduce {
-        kept,
-        reduced,
-        weight,
+        self.ops[pos].own.at(r)
     }
 }

@@ -10,6 +10,7 @@ pub mod explain;
 pub mod fusion;
 pub mod graph;
 pub mod layout;
+mod layout_spec;
 mod layout_want;
 pub mod outline;
 pub mod pass;
