@@ -3,9 +3,10 @@
 //! NeuronCore functional simulator, and each `out_*` is compared with the framework's
 //! output under the interpreter's fixture tolerances (rtol 1e-4, atol 1e-5 × max|ref|;
 //! 1e-3 for training steps; widened to a few ulps for bf16/f16 results).
-//! Programs that compute in bf16 are the exception: the simulator rounds every bf16 result
-//! as the engines do (and as the StableHLO spec says), while XLA:CPU keeps some bf16
-//! intermediates in f32 (see `neuronc_interp::excess_precision`), so their reference is
+//! Programs that compute in bf16 or f16 are the exception: the simulator rounds every
+//! bf16/f16 result as the engines do (and as the StableHLO spec says), while XLA:CPU keeps
+//! some bf16 intermediates in f32 and sums f16 reductions in its own order (see
+//! `neuronc_interp::excess_precision`), so their reference is
 //! the interpreter with `FloatSemantics::Strict` (itself checked against XLA through the
 //! `xla` semantics in the interpreter's fixture tests).
 //! Also: `--auto-cast matmult` equals rounding the matmul operands to bf16 by hand.
@@ -46,7 +47,7 @@ fn run_case(path: &Path, rtol: f64, atol_factor: f64) -> Result<(), String> {
     let arrays = npz::read_npz(&path.with_extension("npz")).map_err(|e| e.to_string())?;
     let types = neuronc_interp::arg_types(&module, &func).map_err(|e| e.to_string())?;
     let args = npz::load_args(&arrays, &types).map_err(|e| e.to_string())?;
-    let strict = computes_in_bf16(&module)
+    let strict = computes_in_half(&module)
         .then(|| neuronc_interp::run_function(&module, &func, args.clone(), &Default::default()))
         .transpose()
         .map_err(|e| e.to_string())?;
@@ -64,11 +65,12 @@ fn run_case(path: &Path, rtol: f64, atol_factor: f64) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether some value of the module has a bf16 element type.
-fn computes_in_bf16(m: &neuronc::ir::Module) -> bool {
+/// Whether some value of the module has a bf16 or f16 element type.
+fn computes_in_half(m: &neuronc::ir::Module) -> bool {
+    use neuronc::ir::ElemType;
     (0..m.values.len()).any(|i| {
         m.tensor_type(neuronc::ir::ValueId(i as u32))
-            .is_some_and(|t| t.elem == neuronc::ir::ElemType::BF16)
+            .is_some_and(|t| matches!(t.elem, ElemType::BF16 | ElemType::F16))
     })
 }
 

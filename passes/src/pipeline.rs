@@ -88,15 +88,16 @@ impl Pipeline {
     /// The preset for `-O<level>`:
     /// * `-O0`: nothing.
     /// * `-O1`: `inline,canonicalize,cse,dce`.
-    /// * `-O2`: `inline,decompose-batch-norm,fixpoint<8>(canonicalize,cse,dce,narrow-index),sink-constants,neuron-fuse,dce`
+    /// * `-O2`: `inline,decompose-batch-norm,fixpoint<8>(canonicalize,cse,dce,narrow-index),sink-constants,neuron-fuse,dce,duplicate-function-elimination`
     ///   (`narrow-index` narrows provably small i64 index arithmetic to i32, inside the
     ///   fixpoint so that canonicalize folds the converts it leaves; `neuron-fuse` outlines
-    ///   NeuronCore kernels as `neuronc.kernel` composites).
+    ///   NeuronCore kernels as `neuronc.kernel` composites, and the kernels of repeated
+    ///   layers, identical, then share one function).
     pub fn preset(level: u8) -> Result<Pipeline, PassError> {
         let text = match level {
             0 => return Ok(Pipeline::default()),
             1 => "inline,canonicalize,cse,dce",
-            2 => "inline,decompose-batch-norm,fixpoint<8>(canonicalize,cse,dce,narrow-index),sink-constants,neuron-fuse,dce",
+            2 => "inline,decompose-batch-norm,fixpoint<8>(canonicalize,cse,dce,narrow-index),sink-constants,neuron-fuse,dce,duplicate-function-elimination",
             _ => return Err(PassError::UnknownOptLevel(level)),
         };
         Pipeline::parse(text)

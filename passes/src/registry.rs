@@ -55,6 +55,12 @@ static REGISTRY: &[PassInfo] = &[
         make: || Box::new(crate::neuron::pass::NeuronFuse),
     },
     PassInfo {
+        name: "duplicate-function-elimination",
+        summary:
+            "merge private functions with identical bodies (outlined kernels of repeated layers)",
+        make: || Box::new(crate::dedupe_functions::DuplicateFunctionElimination),
+    },
+    PassInfo {
         name: "recognize-idioms",
         summary:
             "replace erf-GELU and softmax subgraphs by neuronc.gelu / neuronc.softmax composites",

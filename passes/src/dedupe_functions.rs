@@ -1,0 +1,330 @@
+//! `duplicate-function-elimination`: merges private functions with identical bodies.
+//!
+//! `neuron-fuse` outlines every kernel into a private function of its own, so a model with
+//! N identical layers gets N identical copies of each per-layer kernel (the BERT-base
+//! training step: 538 kernel functions with 74 distinct bodies). This pass keeps the first
+//! function of each class of structurally equal private functions, points every symbol
+//! reference to the others (`decomposition`, `callee`, anywhere in an op's attributes) at
+//! it, and removes them. MLIR has a pass of the same name and purpose.
+//!
+//! Equality: the same argument and result types, the same argument, result and function
+//! attributes, and bodies equal op by op — kind, attributes, result types, operands as
+//! positions (argument `i` of a region, result `j` of the `k`-th op), nested regions
+//! alike. Debug locations are ignored: a merged function keeps the first one's, call sites
+//! keep their own. Symbol references compare by name, so two functions that differ only
+//! in which of two (now merged) functions they call become equal after the rename; the
+//! pass repeats until a round merges nothing.
+//!
+//! Invariants: public functions are never merged or removed (they are callable by name
+//! from outside); the kept function of a class is the first in module order, so the
+//! result is deterministic; the ops of removed functions stay in the arena, unreachable.
+//! Each merge is one rewrite (`--opt-fuel`, `--trace-rewrites`).
+
+use crate::context::{Changed, PassContext};
+use crate::error::PassError;
+use crate::pass::Pass;
+use neuronc_ir::{Attr, Module, NamedAttrs, OpId, RegionId, ValueId};
+use rustc_hash::{FxHashMap, FxHasher};
+use std::hash::{Hash, Hasher};
+
+/// The `duplicate-function-elimination` pass.
+pub struct DuplicateFunctionElimination;
+
+impl Pass for DuplicateFunctionElimination {
+    fn name(&self) -> &'static str {
+        "duplicate-function-elimination"
+    }
+
+    fn run(&self, module: &mut Module, ctx: &mut PassContext) -> Result<Changed, PassError> {
+        let mut changed = false;
+        loop {
+            let renames = find_duplicates(module, ctx);
+            if renames.is_empty() {
+                break;
+            }
+            changed = true;
+            if !apply_renames(module, &renames) {
+                break;
+            }
+        }
+        Ok(Changed::from_bool(changed))
+    }
+}
+
+/// Duplicates found in one round: removed function name -> kept function name.
+type Renames = FxHashMap<String, String>;
+
+/// One round: every private function equal to an earlier one is renamed to the first
+/// such function (a rewrite `ctx` may refuse). Structural hashes (kinds, operand
+/// positions, result types, attribute names; not attribute values) group candidates,
+/// [`same_function`] confirms them. Both read the module only, so each runs on two
+/// threads, over contiguous halves of the functions; the renames are then taken in
+/// module order, so the result does not depend on the threads.
+fn find_duplicates(m: &Module, ctx: &mut PassContext) -> Renames {
+    let funcs: Vec<usize> = (0..m.funcs.len())
+        .filter(|&fi| {
+            let f = &m.funcs[fi];
+            f.visibility.as_deref() == Some("private") && !m.is_declaration(f)
+        })
+        .collect();
+    let hashes = in_halves(m, &funcs, |slots, fi| function_hash(m, fi, slots));
+    // Hash -> positions (in `funcs`) of the functions with that hash, ascending.
+    let mut classes: FxHashMap<u64, Vec<usize>> = FxHashMap::default();
+    for (i, h) in hashes.iter().enumerate() {
+        if let Some(h) = h {
+            classes.entry(*h).or_default().push(i);
+        }
+    }
+    let positions: Vec<usize> = (0..funcs.len()).collect();
+    // The first earlier function equal to each one: never itself a duplicate (an
+    // earlier function equal to it would be equal to this one and found first).
+    let firsts = in_halves(m, &positions, |slots, i| {
+        let class = classes.get(&hashes[i]?)?;
+        class
+            .iter()
+            .take_while(|&&j| j < i)
+            .find(|&&j| same_function(m, funcs[j], funcs[i], slots))
+            .map(|&j| funcs[j])
+    });
+    let mut renames = Renames::default();
+    for (i, first) in firsts.into_iter().enumerate() {
+        let Some(k) = first else { continue };
+        let f = &m.funcs[funcs[i]];
+        let first_op = m.region(f.body).ops[0];
+        if ctx.try_rewrite("duplicate-function-elimination", m, first_op) {
+            renames.insert(f.name.clone(), m.funcs[k].name.clone());
+        }
+    }
+    renames
+}
+
+/// `f` of every item, computed in two contiguous halves on two threads (each with its
+/// own [`Slots`]), in item order.
+fn in_halves<T: Send>(
+    m: &Module,
+    items: &[usize],
+    f: impl Fn(&mut Slots, usize) -> Option<T> + Sync,
+) -> Vec<Option<T>> {
+    let run = |part: &[usize]| -> Vec<Option<T>> {
+        let mut slots = Slots::new(m.values.len());
+        part.iter().map(|&x| f(&mut slots, x)).collect()
+    };
+    let (a, b) = items.split_at(items.len() / 2);
+    let (mut left, right) = rayon::join(|| run(a), || run(b));
+    left.extend(right);
+    left
+}
+
+/// A value -> number table for the function being hashed (the number is the value's
+/// position in definition order) or, in [`same_function`], a value of the second
+/// function -> the corresponding value of the first. A generation stamp per value makes
+/// entries from earlier uses read as absent.
+struct Slots {
+    generation: u32,
+    slots: Vec<(u32, u32)>,
+    next: u32,
+}
+
+impl Slots {
+    fn new(values: usize) -> Self {
+        Slots {
+            generation: 0,
+            slots: vec![(0, 0); values],
+            next: 0,
+        }
+    }
+
+    fn start(&mut self) {
+        self.generation += 1;
+        self.next = 0;
+    }
+
+    /// Numbers `v` with the next position.
+    fn number(&mut self, v: ValueId) {
+        self.slots[v.index()] = (self.generation, self.next);
+        self.next += 1;
+    }
+
+    fn set(&mut self, v: ValueId, x: u32) {
+        self.slots[v.index()] = (self.generation, x);
+    }
+
+    /// The entry of `v`, or `None` when `v` has none in this generation (a value the
+    /// function does not define: impossible in verified IR; such functions never merge).
+    fn get(&self, v: ValueId) -> Option<u32> {
+        let (g, n) = self.slots[v.index()];
+        (g == self.generation).then_some(n)
+    }
+}
+
+/// The structural hash of function `fi`, or `None` when its body reads a value it does
+/// not define.
+fn function_hash(m: &Module, fi: usize, slots: &mut Slots) -> Option<u64> {
+    let f = &m.funcs[fi];
+    slots.start();
+    let mut h = FxHasher::default();
+    f.result_types.len().hash(&mut h);
+    for t in &f.result_types {
+        t.0.hash(&mut h);
+    }
+    hash_region(m, f.body, slots, &mut h)?;
+    Some(h.finish())
+}
+
+/// Feeds region `r` (arguments, then each op and its nested regions) to `h`.
+fn hash_region(m: &Module, r: RegionId, slots: &mut Slots, h: &mut FxHasher) -> Option<()> {
+    let region = m.region(r);
+    region.args.len().hash(h);
+    for &a in &region.args {
+        m.value_type(a).0.hash(h);
+        slots.number(a);
+    }
+    region.ops.len().hash(h);
+    for &op in &region.ops {
+        let o = m.op(op);
+        (
+            o.kind as u32,
+            o.operands.len(),
+            o.results.len(),
+            o.regions.len(),
+        )
+            .hash(h);
+        for &v in &o.operands {
+            slots.get(v)?.hash(h);
+        }
+        for &v in &o.results {
+            m.value_type(v).0.hash(h);
+            slots.number(v);
+        }
+        for (name, _) in o.attrs.iter() {
+            name.hash(h);
+        }
+        for &sub in &o.regions {
+            hash_region(m, sub, slots, h)?;
+        }
+    }
+    Some(())
+}
+
+/// Whether functions `a` and `b` are equal (see the module doc), with `b`'s references
+/// to renamed functions read through `renames`.
+fn same_function(m: &Module, a: usize, b: usize, slots: &mut Slots) -> bool {
+    let (fa, fb) = (&m.funcs[a], &m.funcs[b]);
+    slots.start();
+    fa.result_types == fb.result_types
+        && fa.attrs == fb.attrs
+        && fa.arg_attrs == fb.arg_attrs
+        && fa.result_attrs == fb.result_attrs
+        && same_region(m, fa.body, fb.body, slots)
+}
+
+/// Regions equal op by op; `slots` maps `b`'s values to `a`'s.
+fn same_region(m: &Module, a: RegionId, b: RegionId, slots: &mut Slots) -> bool {
+    let (ra, rb) = (m.region(a), m.region(b));
+    if ra.args.len() != rb.args.len() || ra.ops.len() != rb.ops.len() {
+        return false;
+    }
+    for (&x, &y) in ra.args.iter().zip(&rb.args) {
+        if m.value_type(x) != m.value_type(y) {
+            return false;
+        }
+        slots.set(y, x.0);
+    }
+    ra.ops
+        .iter()
+        .zip(&rb.ops)
+        .all(|(&x, &y)| same_op(m, x, y, slots))
+}
+
+/// Ops equal: kind, operands (as corresponding values), result types, attributes,
+/// regions.
+fn same_op(m: &Module, x: OpId, y: OpId, slots: &mut Slots) -> bool {
+    let (ox, oy) = (m.op(x), m.op(y));
+    let shape_ok = ox.kind == oy.kind
+        && ox.operands.len() == oy.operands.len()
+        && ox.results.len() == oy.results.len()
+        && ox.regions.len() == oy.regions.len()
+        && ox
+            .operands
+            .iter()
+            .zip(&oy.operands)
+            .all(|(&u, &v)| slots.get(v) == Some(u.0))
+        && ox
+            .results
+            .iter()
+            .zip(&oy.results)
+            .all(|(&u, &v)| m.value_type(u) == m.value_type(v))
+        && ox.attrs == oy.attrs;
+    if !shape_ok {
+        return false;
+    }
+    for (&u, &v) in ox.results.iter().zip(&oy.results) {
+        slots.set(v, u.0);
+    }
+    ox.regions
+        .iter()
+        .zip(&oy.regions)
+        .all(|(&ra, &rb)| same_region(m, ra, rb, slots))
+}
+
+/// Removes the renamed functions and points every symbol reference to them at the
+/// function kept in their place. Returns whether a private function's body referred to
+/// a renamed function (only then can another round find more duplicates).
+fn apply_renames(m: &mut Module, renames: &Renames) -> bool {
+    m.funcs.retain(|f| !renames.contains_key(&f.name));
+    let mut touched: Vec<OpId> = Vec::new();
+    let mut in_private = false;
+    for f in &m.funcs {
+        let before = touched.len();
+        m.walk_region(f.body, &mut |op| {
+            if m.op(op)
+                .attrs
+                .iter()
+                .any(|(_, a)| mentions_renamed(a, renames))
+            {
+                touched.push(op);
+            }
+        });
+        in_private |= touched.len() > before && f.visibility.as_deref() == Some("private");
+    }
+    for op in touched {
+        let renamed: Vec<(String, Attr)> = m
+            .op(op)
+            .attrs
+            .iter()
+            .filter(|(_, a)| mentions_renamed(a, renames))
+            .map(|(n, a)| (n.to_string(), rename_attr(a, renames)))
+            .collect();
+        let attrs = &mut m.op_mut(op).attrs;
+        for (name, attr) in renamed {
+            attrs.set(name, attr);
+        }
+    }
+    in_private
+}
+
+/// Whether `a` is, or contains, a reference to a renamed function.
+fn mentions_renamed(a: &Attr, renames: &Renames) -> bool {
+    match a {
+        Attr::Symbol(s) => renames.contains_key(s),
+        Attr::Array(items) => items.iter().any(|x| mentions_renamed(x, renames)),
+        Attr::Dict(d) => d.iter().any(|(_, x)| mentions_renamed(x, renames)),
+        _ => false,
+    }
+}
+
+/// `a` with every reference to a renamed function replaced by the kept one.
+fn rename_attr(a: &Attr, renames: &Renames) -> Attr {
+    match a {
+        Attr::Symbol(s) => Attr::Symbol(renames.get(s).unwrap_or(s).clone()),
+        Attr::Array(items) => Attr::Array(items.iter().map(|x| rename_attr(x, renames)).collect()),
+        Attr::Dict(d) => {
+            let mut out = NamedAttrs::new();
+            for (n, x) in d.iter() {
+                out.set(n, rename_attr(x, renames));
+            }
+            Attr::Dict(out)
+        }
+        other => other.clone(),
+    }
+}
