@@ -119,14 +119,14 @@ fn in_halves<T: Send>(
 /// position in definition order) or, in [`same_function`], a value of the second
 /// function -> the corresponding value of the first. A generation stamp per value makes
 /// entries from earlier uses read as absent.
-struct Slots {
+pub(crate) struct Slots {
     generation: u32,
     slots: Vec<(u32, u32)>,
     next: u32,
 }
 
 impl Slots {
-    fn new(values: usize) -> Self {
+    pub(crate) fn new(values: usize) -> Self {
         Slots {
             generation: 0,
             slots: vec![(0, 0); values],
@@ -134,24 +134,24 @@ impl Slots {
         }
     }
 
-    fn start(&mut self) {
+    pub(crate) fn start(&mut self) {
         self.generation += 1;
         self.next = 0;
     }
 
     /// Numbers `v` with the next position.
-    fn number(&mut self, v: ValueId) {
+    pub(crate) fn number(&mut self, v: ValueId) {
         self.slots[v.index()] = (self.generation, self.next);
         self.next += 1;
     }
 
-    fn set(&mut self, v: ValueId, x: u32) {
+    pub(crate) fn set(&mut self, v: ValueId, x: u32) {
         self.slots[v.index()] = (self.generation, x);
     }
 
     /// The entry of `v`, or `None` when `v` has none in this generation (a value the
     /// function does not define: impossible in verified IR; such functions never merge).
-    fn get(&self, v: ValueId) -> Option<u32> {
+    pub(crate) fn get(&self, v: ValueId) -> Option<u32> {
         let (g, n) = self.slots[v.index()];
         (g == self.generation).then_some(n)
     }
@@ -181,27 +181,34 @@ fn hash_region(m: &Module, r: RegionId, slots: &mut Slots, h: &mut FxHasher) -> 
     }
     region.ops.len().hash(h);
     for &op in &region.ops {
-        let o = m.op(op);
-        (
-            o.kind as u32,
-            o.operands.len(),
-            o.results.len(),
-            o.regions.len(),
-        )
-            .hash(h);
-        for &v in &o.operands {
-            slots.get(v)?.hash(h);
-        }
-        for &v in &o.results {
-            m.value_type(v).0.hash(h);
-            slots.number(v);
-        }
-        for (name, _) in o.attrs.iter() {
-            name.hash(h);
-        }
-        for &sub in &o.regions {
-            hash_region(m, sub, slots, h)?;
-        }
+        hash_op(m, op, slots, h)?;
+    }
+    Some(())
+}
+
+/// Feeds one op (kind, counts, operand numbers, result types, attribute names, nested
+/// regions) to `h` and numbers its results; `None` when it reads an unnumbered value.
+pub(crate) fn hash_op(m: &Module, op: OpId, slots: &mut Slots, h: &mut FxHasher) -> Option<()> {
+    let o = m.op(op);
+    (
+        o.kind as u32,
+        o.operands.len(),
+        o.results.len(),
+        o.regions.len(),
+    )
+        .hash(h);
+    for &v in &o.operands {
+        slots.get(v)?.hash(h);
+    }
+    for &v in &o.results {
+        m.value_type(v).0.hash(h);
+        slots.number(v);
+    }
+    for (name, _) in o.attrs.iter() {
+        name.hash(h);
+    }
+    for &sub in &o.regions {
+        hash_region(m, sub, slots, h)?;
     }
     Some(())
 }
@@ -238,7 +245,7 @@ fn same_region(m: &Module, a: RegionId, b: RegionId, slots: &mut Slots) -> bool 
 
 /// Ops equal: kind, operands (as corresponding values), result types, attributes,
 /// regions.
-fn same_op(m: &Module, x: OpId, y: OpId, slots: &mut Slots) -> bool {
+pub(crate) fn same_op(m: &Module, x: OpId, y: OpId, slots: &mut Slots) -> bool {
     let (ox, oy) = (m.op(x), m.op(y));
     let shape_ok = ox.kind == oy.kind
         && ox.operands.len() == oy.operands.len()

@@ -9,6 +9,7 @@ mod cycle;
 pub mod explain;
 pub mod fusion;
 pub mod graph;
+mod kernel_share;
 pub mod layout;
 mod layout_spec;
 mod layout_want;

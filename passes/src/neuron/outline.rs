@@ -9,9 +9,12 @@
 //! removed op's results have no remaining users. An op that leaves the body is moved into
 //! the body of the last kernel that holds it (keeping its id, results, regions and
 //! attributes); every other kernel holding it gets a copy. Only the function body's uses
-//! are renamed to the composites' results.
+//! are renamed to the composites' results. A kernel whose body would equal one outlined
+//! before calls that function instead ([`super::kernel_share`]); what would have moved
+//! into its body is dropped with the rest of its members.
 
 use super::fusion::OpClass;
+use super::kernel_share::{Candidate, KernelShare};
 use super::NeuronPlan;
 use crate::ir_util::{
     add_private_func, clone_op, make_composite, rename_operands, DenseValueMap, ValueMap,
@@ -55,30 +58,54 @@ pub fn outline_kernels(
     // Scratch reused by every kernel: its members in body order, and which are moved.
     let mut members = Vec::new();
     let mut moved = Vec::new();
+    let mut share = KernelShare::new(m);
     for (k, kernel) in plan.fusion.kernels.iter().enumerate() {
         if !outlined(k) {
             continue;
         }
-        let callee = kernel_name(&fname, k);
         let extra = extra.get(k).map_or(&[][..], Vec::as_slice);
         members_in_order(&pos, (&kernel.ops, &kernel.duplicated, extra), &mut members);
-        map.clear();
         moved.clear();
         moved.extend(members.iter().map(|&o| copies.take_last(o)));
-        let (kbody, result_types) = build_kernel_body(
-            m,
-            (&members, &moved),
-            &kernel.inputs,
-            &kernel.outputs,
-            &mut map,
-        );
         let parts = kernel
             .outputs
             .iter()
             .map(|&v| plan.layout.of(v).map_or(-1, i64::from))
             .collect();
-        let call = kernel_call(m, &callee, k, kernel.inputs.clone(), &result_types, parts);
-        add_private_func(m, callee, kbody, result_types);
+        let candidate = Candidate {
+            inputs: &kernel.inputs,
+            members: &members,
+            outputs: &kernel.outputs,
+        };
+        let hash = share.hash(m, &candidate);
+        let call = match hash.and_then(|h| share.find(m, h, &candidate)) {
+            Some(fi) => {
+                // The body exists already: what would have moved into it is dropped.
+                for (&o, _) in members.iter().zip(&moved).filter(|(_, &last)| last) {
+                    m.op_mut(o).parent = None;
+                }
+                let callee = m.funcs[fi].name.clone();
+                let types: Vec<_> = kernel.outputs.iter().map(|&v| m.value_type(v)).collect();
+                kernel_call(m, &callee, k, kernel.inputs.clone(), &types, parts)
+            }
+            None => {
+                map.clear();
+                let (kbody, result_types) = build_kernel_body(
+                    m,
+                    (&members, &moved),
+                    &kernel.inputs,
+                    &kernel.outputs,
+                    &mut map,
+                );
+                let callee = kernel_name(&fname, k);
+                let call = kernel_call(m, &callee, k, kernel.inputs.clone(), &result_types, parts);
+                add_private_func(m, callee, kbody, result_types);
+                if let Some(h) = hash {
+                    share.record(h, m.funcs.len() - 1);
+                }
+                call
+            }
+        };
         // The composite takes the place of the kernel's last op; the other owned ops leave
         // the body (duplicated ones stay for their other users; DCE removes dead copies).
         let last = *kernel
