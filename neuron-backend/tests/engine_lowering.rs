@@ -274,3 +274,58 @@ fn outputs_are_deterministic() {
         .any(|e| e["ph"] == "M" && e["name"] == "thread_name"));
     assert!(evs.iter().filter(|e| e["ph"] == "X").count() == a.lowered.program.instrs.len());
 }
+
+/// A scatter into a `[1000, 256]` table, then an elementwise product with it. Rows lie on
+/// partitions: 8 tiles of 128 rows, the last holding only 104 (1000 = 7 × 128 + 104), one
+/// record per tile in both kernels. Record `c` of the product reads rows
+/// `[128c, 128c + 128)`, which only the scatter's record `c` writes, so it must not wait
+/// (even transitively) for the scatter's last record, partial last tile or not.
+#[test]
+fn a_consumer_record_waits_only_for_the_rows_it_reads() {
+    let src = r#"
+func.func @main(%idx: tensor<64x1xi64>, %upd: tensor<64x256xf32>, %p: tensor<1000x256xf32>) -> tensor<1000x256xf32> {
+  %cst = stablehlo.constant dense<0.0> : tensor<1000x256xf32>
+  %s = "stablehlo.scatter"(%cst, %idx, %upd) <{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %x = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %x : tensor<f32>
+  }) : (tensor<1000x256xf32>, tensor<64x1xi64>, tensor<64x256xf32>) -> tensor<1000x256xf32>
+  %r = stablehlo.multiply %s, %p : tensor<1000x256xf32>
+  return %r : tensor<1000x256xf32>
+}
+"#;
+    let (_, out) = compile(src, &EngineOptions::default());
+    let p = out.expect("compile").lowered.program;
+    let scatters: Vec<u32> = p
+        .instrs
+        .iter()
+        .filter(|i| matches!(&i.op, Opcode::Pool { op } if op == "scatter"))
+        .map(|i| i.id)
+        .collect();
+    let products: Vec<u32> = p
+        .instrs
+        .iter()
+        .filter(|i| matches!(&i.op, Opcode::Elementwise { op, .. } if op == "multiply"))
+        .map(|i| i.id)
+        .collect();
+    assert_eq!(
+        (scatters.len(), products.len()),
+        (8, 8),
+        "one record per tile"
+    );
+    // Everything the first product record waits for, transitively.
+    let mut seen = vec![false; p.instrs.len()];
+    let mut stack = vec![products[0]];
+    while let Some(i) = stack.pop() {
+        for &d in &p.instrs[i as usize].deps {
+            if !std::mem::replace(&mut seen[d as usize], true) {
+                stack.push(d);
+            }
+        }
+    }
+    assert!(seen[scatters[0] as usize], "it reads the first rows");
+    assert!(
+        !seen[scatters[7] as usize],
+        "it does not read the last rows"
+    );
+}

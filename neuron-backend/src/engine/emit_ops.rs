@@ -22,17 +22,20 @@ use rustc_hash::{FxHashMap, FxHashSet};
 /// in the 8 banks (facts §1.4: 8 accumulation groups in flight).
 const CHUNK_BANKS: u64 = 4;
 /// Output columns of one matmul chunk.
-pub(super) const CHUNK_COLS: u64 = 512 * CHUNK_BANKS;
+pub(crate) const CHUNK_COLS: u64 = 512 * CHUNK_BANKS;
 
 /// How a kernel input reaches SBUF.
 #[derive(Clone, Debug)]
 pub(super) enum Src {
-    /// Resident (or loaded whole): these instructions produce it, in pieces.
-    Pieces(Vec<InstrId>),
-    /// Loaded per record from HBM into a slot.
+    /// Resident (or loaded whole): these instructions produce it, in pieces, and where
+    /// each piece ends (`Avail::piece_ends`; empty when unknown).
+    Pieces(Vec<InstrId>, Vec<u64>),
+    /// Loaded per record from HBM into a slot, after the stores `after` (ending at
+    /// `after_ends`, empty when unknown).
     Stream {
         hbm: BufId,
         after: Vec<InstrId>,
+        after_ends: Vec<u64>,
         slot: BufId,
         bytes: u64,
     },
@@ -95,6 +98,12 @@ pub(super) struct Kx {
     /// A batched matmul's batch-major operands: record `c` waits only for the batches
     /// its chunks cover ([`crate::engine::kernel_io::BatchOrder`]).
     pub(super) batch: Option<crate::engine::kernel_io::BatchOrder>,
+    /// A streaming kernel's element space and where each record ends in it
+    /// ([`Tiling::record_ends`]); `None` for matmul kernels and two-dimensional grids.
+    pub(super) walk: Option<(u64, Vec<u64>)>,
+    /// A one-batch matmul's stationary operand whose records read row ranges of it
+    /// ([`crate::engine::row_order::RowOrder`]).
+    pub(super) rows: Option<crate::engine::row_order::RowOrder>,
 }
 
 /// Lowers the compute of kernel `k` (at order position `pos`).
@@ -124,7 +133,8 @@ pub(crate) fn lower_compute(
         }
     }
     let mm = matmul_of(lw, ops, &works);
-    let tiling = kernel_tiling(lw, ops, &works, mm.as_ref());
+    let (tiling, elems) = kernel_tiling(lw, ops, &works, mm.as_ref());
+    let walk = elems.and_then(|e| Some((e, tiling.record_ends(e)?)));
     let whole = mm.is_some()
         || works
             .iter()
@@ -149,6 +159,10 @@ pub(crate) fn lower_compute(
         batch: mm
             .as_ref()
             .and_then(|mm| crate::engine::kernel_io::batch_order(lw, mm.op, mm.d.b, mm.ms, mm.nm)),
+        walk,
+        rows: mm.as_ref().and_then(|mm| {
+            crate::engine::row_order::row_order(lw, mm.op, mm.d.b, mm.lhs_stationary, mm.ms, mm.nm)
+        }),
     };
     let first_op = m.op(ops[0]).kind.short_name();
     plan_memory(lw, &mut kx, k, pos, ops, &works, needed, whole, first_op)?;
@@ -190,12 +204,19 @@ pub(crate) fn lower_compute(
                     .get(&r)
                     .map(|x| x.0)
                     .or_else(|| kx.slots.get(&r).copied());
+                let mut deps = p;
+                if !kx.resident_out.contains_key(&r) {
+                    // The store names `r`'s slot, which an epilogue fused into a PSUM
+                    // eviction may never write: it waits for the slot's previous tenants
+                    // itself.
+                    deps.extend(kx.first_war.get(&r).into_iter().flatten());
+                }
                 let id = lw.dma(
                     Opcode::Store,
                     kx.k,
                     share(bytes, count, tiles),
                     kx.tiling.parts,
-                    p,
+                    deps,
                     src.into_iter().collect(),
                     vec![hbm],
                 );
@@ -240,6 +261,8 @@ fn finish_kernel(
             .get(&r)
             .map(|(b, off, bytes, _)| (*b, *off, *bytes));
         let pieces = writers.get(&r).cloned().unwrap_or_default();
+        let ends = |ids: &[InstrId]| crate::engine::kernel_io::piece_ends(lw, &kx, r, ids.len());
+        let (piece_ends, hbm_piece_ends) = (ends(&pieces), ends(&hbm_pieces));
         if sbuf.is_some() {
             lw.resident.insert(r);
         }
@@ -250,6 +273,8 @@ fn finish_kernel(
                 hbm,
                 pieces,
                 hbm_pieces,
+                piece_ends,
+                hbm_piece_ends,
                 readers: Vec::new(),
             },
         );
@@ -367,8 +392,14 @@ fn fusable_epilogue(
     None
 }
 
-/// Tiles of the kernel's iteration space.
-fn kernel_tiling(lw: &Lowerer, ops: &[OpId], works: &[OpWork], mm: Option<&Mm>) -> Tiling {
+/// Tiles of the kernel's iteration space, and (for a kernel without matmul) the element
+/// count of the value that anchors it.
+fn kernel_tiling(
+    lw: &Lowerer,
+    ops: &[OpId],
+    works: &[OpWork],
+    mm: Option<&Mm>,
+) -> (Tiling, Option<u64>) {
     let m = lw.m;
     let max = lw.opts.max_records;
     if let Some(mm) = mm {
@@ -376,13 +407,14 @@ fn kernel_tiling(lw: &Lowerer, ops: &[OpId], works: &[OpWork], mm: Option<&Mm>) 
         // A zero-size matmul still has one (empty) tile, so `counts` sums to `tiles()`.
         let p_tiles = (mm.d.b * mm.ms.div_ceil(128)).max(1);
         let f_tiles = mm.nm.div_ceil(group).max(1);
-        return Tiling {
+        let t = Tiling {
             parts: mm.ms.clamp(1, 128) as u32,
             free: mm.nm.clamp(1, group) as u32,
             p_tiles,
             f_tiles,
             counts: split(p_tiles * f_tiles, max),
         };
+        return (t, None);
     }
     let mut anchor: Option<(u64, ValueId)> = None;
     let mut reduce_anchor: Option<(u64, ValueId)> = None;
@@ -431,7 +463,10 @@ fn kernel_tiling(lw: &Lowerer, ops: &[OpId], works: &[OpWork], mm: Option<&Mm>) 
     } else {
         1
     };
-    Tiling::new(elems.max(1), p, row, eb, max)
+    (
+        Tiling::new(elems.max(1), p, row, eb, max),
+        Some(elems.max(1)),
+    )
 }
 
 /// Relayouts the layout plan puts on operands of these ops: (op, operand) → bytes.

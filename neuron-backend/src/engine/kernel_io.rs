@@ -13,7 +13,10 @@
 //! (cross-kernel prefetch, as far as SBUF space allows); an input already resident is
 //! never loaded again, unless the kernel's own slots cannot fit otherwise, in which case
 //! the resident inputs are spilled and streamed. A record of a batched matmul waits only
-//! for the pieces of its batch-major operands that hold its own batches ([`BatchOrder`]).
+//! for the pieces of its batch-major operands that hold its own batches ([`BatchOrder`]);
+//! a record of a streaming kernel waits for the pieces of an input that overlap its part
+//! of the walk, exactly (partial last tiles included) when the producer's piece ends are
+//! known (`Avail::piece_ends`).
 
 use crate::engine::classify::OpWork;
 use crate::engine::emit_ops::{Kx, Src};
@@ -297,6 +300,8 @@ pub(super) fn keep_loaded_inputs(
                 hbm: a.hbm,
                 pieces: ids,
                 hbm_pieces: a.hbm_pieces,
+                piece_ends: vec![],
+                hbm_piece_ends: a.hbm_piece_ends,
                 readers: vec![],
             },
         );
@@ -330,7 +335,7 @@ pub(super) fn resolve_inputs(
         }
         let a = lw.avail[&r].clone();
         let src = if a.sbuf.is_some() {
-            Src::Pieces(a.pieces.clone())
+            Src::Pieces(a.pieces.clone(), a.piece_ends.clone())
         } else if let Some(&buf) = whole.get(&r) {
             let hbm = a.hbm.unwrap_or(0);
             let bytes = lw.bytes_of(r);
@@ -349,7 +354,7 @@ pub(super) fn resolve_inputs(
                 kx.writers.entry(r).or_default().push(id);
                 ids.push(id);
             }
-            Src::Pieces(ids)
+            Src::Pieces(ids, Vec::new())
         } else {
             let slot = kx.slots.get(&r).copied().unwrap_or(0);
             let bytes = kx
@@ -360,6 +365,7 @@ pub(super) fn resolve_inputs(
             Src::Stream {
                 hbm: a.hbm.unwrap_or(0),
                 after: a.hbm_pieces.clone(),
+                after_ends: a.hbm_piece_ends.clone(),
                 slot,
                 bytes,
             }
@@ -376,13 +382,17 @@ pub(super) fn load_inputs(lw: &mut Lowerer, kx: &mut Kx, c: usize, count: u32) {
     for (v, src) in inputs {
         let r = root(lw.m, v);
         let deps = match src {
-            Src::Pieces(p) => match kx.batch.as_ref().filter(|b| b.operands.contains(&v)) {
+            Src::Pieces(p, ends) => match kx.batch.as_ref().filter(|b| b.operands.contains(&v)) {
                 Some(b) => b.share(&kx.tiling.counts, p, c),
-                None => proportional_share(lw, kx, r, p, c),
+                None => match kx.rows.as_ref().filter(|o| o.operands.contains(&v)) {
+                    Some(o) => o.share(&kx.tiling.counts, p, &ends, c),
+                    None => proportional_share(lw, kx, r, p, &ends, c),
+                },
             },
             Src::Stream {
                 hbm,
                 after,
+                after_ends,
                 slot,
                 bytes,
             } => {
@@ -390,7 +400,10 @@ pub(super) fn load_inputs(lw: &mut Lowerer, kx: &mut Kx, c: usize, count: u32) {
                     Some(&id) => id,
                     None => {
                         let bytes = share(bytes, count, kx.tiling.tiles());
-                        let mut deps = proportional_share(lw, kx, r, after, c);
+                        let mut deps = match kx.rows.as_ref().filter(|o| o.operands.contains(&v)) {
+                            Some(o) => o.share(&kx.tiling.counts, after, &after_ends, c),
+                            None => proportional_share(lw, kx, r, after, &after_ends, c),
+                        };
                         deps.extend(slot_war(kx, r, c));
                         let id = lw.dma(
                             Opcode::Load,
@@ -429,18 +442,33 @@ pub(super) fn load_inputs(lw: &mut Lowerer, kx: &mut Kx, c: usize, count: u32) {
 }
 
 /// The producers record `c` of this kernel waits for, out of `pieces` (the records that
-/// wrote `r`, in order): when `r` spans the kernel's whole iteration space, the records
-/// of both kernels walk it in the same order, so record `c` needs only the proportional
-/// share of the pieces (this is what lets a consumer start before its producer ends,
-/// whether `r` stayed in SBUF or went through HBM); otherwise all of them.
+/// wrote `r`, in order, ending at `ends` when known): when `r` spans the kernel's whole
+/// iteration space, the records of both kernels walk it in the same order, so record `c`
+/// needs only the pieces that overlap its own part of the walk (this is what lets a
+/// consumer start before its producer ends, whether `r` stayed in SBUF or went through
+/// HBM); otherwise all of them. With both walks' record ends known the overlap is exact,
+/// partial last tiles included; without, the pieces are taken as equal shares of a walk
+/// whose tiles `r` fills exactly.
 fn proportional_share(
     lw: &Lowerer,
     kx: &Kx,
     r: ValueId,
     pieces: Vec<InstrId>,
+    ends: &[u64],
     c: usize,
 ) -> Vec<InstrId> {
     let recs = kx.tiling.records();
+    if let Some((elems, mine)) = &kx.walk {
+        let known = ends.len() == pieces.len() && ends.last() == Some(elems);
+        if known && recs > 1 && elems_bytes(lw.m, r).0 == *elems {
+            let lo = if c == 0 { 0 } else { mine[c - 1] };
+            let hi = mine[c];
+            // Piece j covers [ends[j - 1], ends[j]).
+            let first = ends.partition_point(|&e| e <= lo);
+            let last = ends.partition_point(|&e| e < hi);
+            return pieces[first.min(pieces.len() - 1)..=last.min(pieces.len() - 1)].to_vec();
+        }
+    }
     if pieces.len() <= 1 || recs <= 1 || elems_bytes(lw.m, r).0 != anchor_elems(lw, kx) {
         return pieces;
     }
@@ -517,7 +545,7 @@ pub(super) fn batch_order(lw: &Lowerer, op: OpId, b: u64, ms: u64, nm: u64) -> O
 
 /// `v` and the values it is a reshape of, up to its storage root; empty when a relabel
 /// other than a reshape (which keeps row-major order) lies on the way.
-fn reshape_chain(m: &neuronc_ir::Module, v: ValueId) -> Vec<ValueId> {
+pub(crate) fn reshape_chain(m: &neuronc_ir::Module, v: ValueId) -> Vec<ValueId> {
     let r = root(m, v);
     let mut chain = vec![v];
     let mut x = v;
@@ -552,6 +580,16 @@ fn batch_major_root(lw: &Lowerer, v: ValueId, b: u64) -> bool {
     }
     let part = crate::engine::tiling::partition_dim(m, &lw.plan.layout, r);
     prod == b && part.is_some_and(|p| p >= lead) && partition_extent(m, &lw.plan.layout, r) <= 128
+}
+
+/// Where the `n` pieces this kernel leaves of root `r` (one per record) end in its walk
+/// ([`Kx::walk`]); empty when `r` does not span the walk or the pieces are not one per
+/// record.
+pub(super) fn piece_ends(lw: &Lowerer, kx: &Kx, r: ValueId, n: usize) -> Vec<u64> {
+    match &kx.walk {
+        Some((elems, ends)) if ends.len() == n && elems_bytes(lw.m, r).0 == *elems => ends.clone(),
+        _ => Vec::new(),
+    }
 }
 
 pub(super) fn anchor_elems(_lw: &Lowerer, kx: &Kx) -> u64 {

@@ -139,6 +139,9 @@ pub(crate) struct Avail {
     /// store it (HBM); empty for function arguments.
     pub pieces: Vec<InstrId>,
     pub hbm_pieces: Vec<InstrId>,
+    /// Where each of `pieces` (`hbm_pieces`) ends in its producer's walk; empty if unknown.
+    pub piece_ends: Vec<u64>,
+    pub hbm_piece_ends: Vec<u64>,
     /// Instructions that read it while resident.
     pub readers: Vec<InstrId>,
 }
@@ -425,6 +428,8 @@ impl<'a> Lowerer<'a> {
                 hbm: Some(hbm),
                 pieces: vec![],
                 hbm_pieces: vec![],
+                piece_ends: vec![],
+                hbm_piece_ends: vec![],
                 readers: vec![],
             },
         );
@@ -572,6 +577,7 @@ impl<'a> Lowerer<'a> {
             if let Some(a) = self.avail.get_mut(&r) {
                 a.hbm = Some(buf);
                 a.hbm_pieces = stores;
+                a.hbm_piece_ends = a.piece_ends.clone(); // one store per piece
             }
         }
         self.drop_resident(r);

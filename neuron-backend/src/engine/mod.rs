@@ -15,7 +15,8 @@
 //! * `narrow` — which FP32 values auto-cast lets us hold as BF16.
 //! * `balance` — windowed look-ahead for the choice among flexible engines.
 //! * [`lower`], `emit_ops`, `kernel_io`, `emit_mm` — kernel lowering (`kernel_io`: SBUF
-//!   planning and input loads of one kernel).
+//!   planning and input loads of one kernel; `row_order`: the rows of a matmul's
+//!   stationary operand each record waits for).
 //! * [`schedule`] — list scheduling and simulated time.
 //! * [`emit`] — `program.nir` text, Chrome-trace timeline, [`Report`].
 //!
@@ -35,6 +36,7 @@ pub mod lower;
 pub mod memory;
 mod narrow;
 pub mod opaque;
+mod row_order;
 pub mod schedule;
 pub mod tiling;
 

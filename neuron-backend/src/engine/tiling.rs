@@ -60,6 +60,30 @@ impl Tiling {
     pub fn records(&self) -> usize {
         self.counts.len()
     }
+
+    /// Where each record ends, in elements of the `elems`-element space this tiling
+    /// covers: exact when the tile grid is one-dimensional (tiles of whole rows of 128
+    /// partitions, or free-axis slices of at most 128 partitions), where the first `T`
+    /// tiles cover `min(T * parts * free, elems)` elements and only the last tile may be
+    /// partial. `None` for a two-dimensional grid or when `elems` does not fit the tiles.
+    pub fn record_ends(&self, elems: u64) -> Option<Vec<u64>> {
+        let unit = self.parts as u64 * self.free as u64;
+        let tiles = self.tiles();
+        let one_d = self.p_tiles == 1 || self.f_tiles == 1;
+        if !one_d || unit == 0 || tiles * unit < elems || (tiles - 1) * unit >= elems {
+            return None;
+        }
+        let mut t = 0u64;
+        Some(
+            self.counts
+                .iter()
+                .map(|&c| {
+                    t += c as u64;
+                    (t * unit).min(elems)
+                })
+                .collect(),
+        )
+    }
 }
 
 /// Splits `n` items into at most `max` groups of near-equal size (sizes differ by ≤ 1).
@@ -209,5 +233,27 @@ mod tests {
         // Rows of 3000 stay whole.
         let t = Tiling::new(64 * 3000, 64, 3000, 4, 64);
         assert_eq!((t.parts, t.free, t.f_tiles), (64, 3000, 1));
+    }
+
+    #[test]
+    fn record_ends_follow_the_partial_last_tile() {
+        // [300, 768] f32, rows on partitions: tiles of 128, 128 and 44 rows of 768, one
+        // record each.
+        let t = Tiling::new(300 * 768, 300, 1, 4, 16);
+        assert_eq!((t.parts, t.free, t.p_tiles, t.f_tiles), (128, 768, 3, 1));
+        assert_eq!(
+            t.record_ends(300 * 768),
+            Some(vec![128 * 768, 256 * 768, 300 * 768])
+        );
+        // [64, 5000] f32: free-axis slices of 2048, 2048 and 904 in two records (2 + 1).
+        let t = Tiling::new(64 * 5000, 64, 1, 4, 2);
+        assert_eq!((t.free, t.f_tiles, t.counts.clone()), (2048, 3, vec![1, 2]));
+        assert_eq!(t.record_ends(64 * 5000), Some(vec![64 * 2048, 64 * 5000]));
+        // A two-dimensional grid, or a space the tiles do not fit: unknown.
+        assert_eq!(
+            Tiling::new(256 * 4096, 256, 1, 4, 64).record_ends(256 * 4096),
+            None
+        );
+        assert_eq!(t.record_ends(64 * 3000), None);
     }
 }
