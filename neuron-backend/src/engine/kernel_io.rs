@@ -300,9 +300,8 @@ pub(super) fn keep_loaded_inputs(
                 hbm: a.hbm,
                 pieces: ids,
                 hbm_pieces: a.hbm_pieces,
-                piece_ends: vec![],
                 hbm_piece_ends: a.hbm_piece_ends,
-                readers: vec![],
+                ..Avail::default()
             },
         );
     }

@@ -129,7 +129,7 @@ pub struct Lowered {
 }
 
 /// Where a (root) value's data is.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Avail {
     /// SBUF residence: (buffer, offset, bytes per partition).
     pub sbuf: Option<(BufId, u64, u64)>,
@@ -424,13 +424,8 @@ impl<'a> Lowerer<'a> {
         self.avail.insert(
             v,
             Avail {
-                sbuf: None,
                 hbm: Some(hbm),
-                pieces: vec![],
-                hbm_pieces: vec![],
-                piece_ends: vec![],
-                hbm_piece_ends: vec![],
-                readers: vec![],
+                ..Avail::default()
             },
         );
     }
