@@ -22,6 +22,7 @@
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
+use crate::ir_util::{symbol_root, DenseValueMap, ValueMap};
 use crate::pass::Pass;
 use neuronc_ir::{Attr, Module, NamedAttrs, OpId, RegionId, ValueId};
 use rustc_hash::{FxHashMap, FxHasher};
@@ -117,43 +118,40 @@ fn in_halves<T: Send>(
 
 /// A value -> number table for the function being hashed (the number is the value's
 /// position in definition order) or, in [`same_function`], a value of the second
-/// function -> the corresponding value of the first. A generation stamp per value makes
-/// entries from earlier uses read as absent.
+/// function -> the corresponding value of the first: a [`DenseValueMap`] (cleared per
+/// function in constant time) plus the next position.
 pub(crate) struct Slots {
-    generation: u32,
-    slots: Vec<(u32, u32)>,
+    map: DenseValueMap,
     next: u32,
 }
 
 impl Slots {
     pub(crate) fn new(values: usize) -> Self {
         Slots {
-            generation: 0,
-            slots: vec![(0, 0); values],
+            map: DenseValueMap::new(values),
             next: 0,
         }
     }
 
     pub(crate) fn start(&mut self) {
-        self.generation += 1;
+        self.map.clear();
         self.next = 0;
     }
 
     /// Numbers `v` with the next position.
     pub(crate) fn number(&mut self, v: ValueId) {
-        self.slots[v.index()] = (self.generation, self.next);
+        self.map.record(v, ValueId(self.next));
         self.next += 1;
     }
 
     pub(crate) fn set(&mut self, v: ValueId, x: u32) {
-        self.slots[v.index()] = (self.generation, x);
+        self.map.record(v, ValueId(x));
     }
 
-    /// The entry of `v`, or `None` when `v` has none in this generation (a value the
+    /// The entry of `v`, or `None` when `v` has none since [`Slots::start`] (a value the
     /// function does not define: impossible in verified IR; such functions never merge).
     pub(crate) fn get(&self, v: ValueId) -> Option<u32> {
-        let (g, n) = self.slots[v.index()];
-        (g == self.generation).then_some(n)
+        self.map.get(v).map(|x| x.0)
     }
 }
 
@@ -313,17 +311,24 @@ fn apply_renames(m: &mut Module, renames: &Renames) -> bool {
 /// Whether `a` is, or contains, a reference to a renamed function.
 fn mentions_renamed(a: &Attr, renames: &Renames) -> bool {
     match a {
-        Attr::Symbol(s) => renames.contains_key(s),
+        Attr::Symbol(s) => renames.contains_key(symbol_root(s)),
         Attr::Array(items) => items.iter().any(|x| mentions_renamed(x, renames)),
         Attr::Dict(d) => d.iter().any(|(_, x)| mentions_renamed(x, renames)),
         _ => false,
     }
 }
 
-/// `a` with every reference to a renamed function replaced by the kept one.
+/// `a` with every reference to a renamed function (also as the root of a nested
+/// reference `@f::@x`) replaced by the kept one.
 fn rename_attr(a: &Attr, renames: &Renames) -> Attr {
     match a {
-        Attr::Symbol(s) => Attr::Symbol(renames.get(s).unwrap_or(s).clone()),
+        Attr::Symbol(s) => {
+            let root = symbol_root(s);
+            match renames.get(root) {
+                Some(kept) => Attr::Symbol(s.replacen(root, kept, 1)),
+                None => Attr::Symbol(s.clone()),
+            }
+        }
         Attr::Array(items) => Attr::Array(items.iter().map(|x| rename_attr(x, renames)).collect()),
         Attr::Dict(d) => {
             let mut out = NamedAttrs::new();
@@ -333,5 +338,28 @@ fn rename_attr(a: &Attr, renames: &Renames) -> Attr {
             Attr::Dict(out)
         }
         other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_references_follow_their_root() {
+        let renames: Renames = [("k2".to_string(), "k0".to_string())].into_iter().collect();
+        let nested = Attr::Array(vec![
+            Attr::Symbol("k2::@inner".into()),
+            Attr::Symbol("k20".into()),
+        ]);
+        assert!(mentions_renamed(&nested, &renames));
+        assert_eq!(
+            rename_attr(&nested, &renames),
+            Attr::Array(vec![
+                Attr::Symbol("k0::@inner".into()),
+                Attr::Symbol("k20".into()),
+            ])
+        );
+        assert!(!mentions_renamed(&Attr::Symbol("k20".into()), &renames));
     }
 }

@@ -147,9 +147,7 @@ fn recursive_functions(m: &Module) -> FxHashSet<String> {
 fn collect_symbols(a: &Attr, out: &mut FxHashSet<String>) {
     match a {
         Attr::Symbol(s) => {
-            // Nested references `@a::@b` keep `a` alive.
-            let root = s.split("::").next().unwrap_or(s).trim_start_matches('@');
-            out.insert(root.to_string());
+            out.insert(crate::ir_util::symbol_root(s).to_string());
         }
         Attr::Array(items) => items.iter().for_each(|i| collect_symbols(i, out)),
         Attr::Dict(d) => d.iter().for_each(|(_, v)| collect_symbols(v, out)),

@@ -317,6 +317,12 @@ pub fn make_constant(m: &mut Module, ty: TypeId, dense: DenseElements) -> OpId {
     m.create_op(OpKind::Constant, Vec::new(), &[ty], attrs)
 }
 
+/// The function a symbol reference names: `a` for `@a`, `a` and `@a::@b` (a nested
+/// reference keeps its root alive and follows its root's renames).
+pub fn symbol_root(s: &str) -> &str {
+    s.split("::").next().unwrap_or(s).trim_start_matches('@')
+}
+
 /// A [`ValueMap`] over a fixed range of value ids, backed by a vector; [`DenseValueMap::clear`]
 /// empties it in constant time (entries are stamped with a generation).
 #[derive(Clone, Debug, Default)]
@@ -337,14 +343,19 @@ impl DenseValueMap {
     pub fn clear(&mut self) {
         self.generation += 1;
     }
+    /// The value `v` maps to, or `None` when it has no entry (unlike
+    /// [`ValueMap::lookup`], which answers `v` itself).
+    pub fn get(&self, v: ValueId) -> Option<ValueId> {
+        match self.to.get(v.index()) {
+            Some(&(g, to)) if g == self.generation => Some(to),
+            _ => None,
+        }
+    }
 }
 
 impl ValueMap for DenseValueMap {
     fn lookup(&self, v: ValueId) -> ValueId {
-        match self.to.get(v.index()) {
-            Some(&(g, to)) if g == self.generation => to,
-            _ => v,
-        }
+        self.get(v).unwrap_or(v)
     }
     fn record(&mut self, from: ValueId, to: ValueId) {
         if let Some(slot) = self.to.get_mut(from.index()) {
