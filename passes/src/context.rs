@@ -1,12 +1,15 @@
 //! The state a pipeline threads through its passes: optimization fuel, the rewrite trace,
 //! the print-after sink and pass-wide limits.
 //!
-//! Owns [`PassContext`] and [`Changed`].
+//! Owns [`PassContext`] and [`Changed`]. Inside fixpoint groups it also carries the
+//! group's [`EditLog`] (see [`crate::edits`]), through which passes mark the ops they
+//! edit in place.
 //! Invariants: every individual rewrite of every pass goes through
 //! [`PassContext::try_rewrite`] *before* it mutates the module, so that `--opt-fuel=N`
 //! applies exactly the first `N` rewrites of a run (in deterministic order) and
 //! `--trace-rewrites` lists exactly the rewrites that were applied.
 
+use crate::edits::{Dirty, EditLog};
 use neuronc_ir::{Module, OpId};
 
 /// Whether a pass changed the module.
@@ -55,6 +58,8 @@ pub struct PassContext {
     pub print_sink: Option<PrintSink>,
     /// Largest result (in elements) that constant folding may materialize.
     pub fold_limit: u64,
+    /// The edit log of the running fixpoint group, if the manager armed one.
+    pub(crate) edits: Option<EditLog>,
 }
 
 impl Default for PassContext {
@@ -70,6 +75,7 @@ impl Default for PassContext {
             time_passes: false,
             print_sink: None,
             fold_limit: DEFAULT_FOLD_LIMIT,
+            edits: None,
         }
     }
 }
@@ -129,6 +135,58 @@ impl PassContext {
             ));
         }
         true
+    }
+
+    /// Records that the running pass created or edited `op` in place (see
+    /// [`crate::edits`] for what counts); a no-op outside armed fixpoint groups.
+    #[inline]
+    pub(crate) fn mark_edited(&mut self, op: OpId) {
+        if let Some(log) = self.edits.as_mut() {
+            log.mark(op);
+        }
+    }
+
+    /// Records that the op owning `region`, if any, lost an op of that region.
+    pub(crate) fn mark_region_edited(&mut self, module: &Module, region: neuronc_ir::RegionId) {
+        if let Some(owner) = module.region(region).parent {
+            self.mark_edited(owner);
+        }
+    }
+
+    /// The running pass leaves work undone that a rerun would do (its run is not
+    /// complete, see [`crate::edits`]).
+    pub(crate) fn note_incomplete(&mut self) {
+        if let Some(log) = self.edits.as_mut() {
+            log.note_incomplete();
+        }
+    }
+
+    /// The running pass ended by removing every dead op.
+    pub(crate) fn note_dead_free(&mut self) {
+        if let Some(log) = self.edits.as_mut() {
+            log.note_dead_free();
+        }
+    }
+
+    /// The running pass makes no op dead (a module without dead ops keeps none).
+    pub(crate) fn note_keeps_dead_free(&mut self) {
+        if let Some(log) = self.edits.as_mut() {
+            log.note_keeps_dead_free();
+        }
+    }
+
+    /// The running pass proved that a full run would change nothing and returned.
+    pub(crate) fn note_shortcut(&mut self) {
+        if let Some(log) = self.edits.as_mut() {
+            log.note_shortcut();
+        }
+    }
+
+    /// The ops created or edited since the last complete run of `pass` inside the running
+    /// fixpoint group; `None` outside armed groups or when there was no such run (then
+    /// the pass must run in full).
+    pub(crate) fn dirty_since(&self, pass: &str) -> Option<Dirty<'_>> {
+        self.edits.as_ref()?.dirty_since(pass)
     }
 
     /// Whether the module should be printed after `pass`.

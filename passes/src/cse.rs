@@ -6,8 +6,22 @@
 //! ops, attributes and types, operands corresponding one to one). The later op's results
 //! are replaced by the earlier op's. Scoping follows dominance: an op inside a region may
 //! reuse an equal op of an enclosing region, never one of a sibling region.
+//!
+//! # Inside fixpoint groups
+//! A run is idempotent: every op is compared, once its operands and regions are final,
+//! with every earlier op it can see, so at the end no op sees an equivalent one. Full runs
+//! mark the ops whose operands they redirect and the owners of regions they shrink (see
+//! [`crate::edits`]). A later run first proves cheaply that it would merge nothing: two
+//! ops neither of which was edited since the last complete run (nor had an op of its
+//! regions edited) were not equivalent then and still are not; and an op equivalent to an
+//! edited op has the same operands, so its first operand is an operand of an edited op
+//! (or both have no operands and the same kind). Hash-consing only the edited ops and
+//! those sharing their operands thus finds a merge iff a full run would merge something;
+//! only then does the run go on in full. A merge never leaves a dead op behind (the merged
+//! op reads what the op it merges into reads), so `dce` stays skippable after `cse`.
 
 use crate::context::{Changed, PassContext};
+use crate::edits::Dirty;
 use crate::error::PassError;
 use crate::ir_util::{attrs_identical, is_pure, pure_kind};
 use crate::pass::Pass;
@@ -16,20 +30,102 @@ use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::{Hash, Hasher};
 use std::sync::OnceLock;
 
+/// The name of the pass.
+pub const NAME: &str = "cse";
+
 /// The `cse` pass.
 pub struct Cse;
 
 impl Pass for Cse {
     fn name(&self) -> &'static str {
-        "cse"
+        NAME
     }
     fn run(&self, module: &mut Module, ctx: &mut PassContext) -> Result<Changed, PassError> {
+        if let Some(dirty) = ctx.dirty_since(NAME) {
+            if !would_merge(module, &dirty) {
+                ctx.note_shortcut();
+                return Ok(Changed::No);
+            }
+        }
         let mut state = State::new(module.values.len());
         for fi in 0..module.funcs.len() {
             let body = module.funcs[fi].body;
             state.body(module, body, ctx);
         }
+        // A merged op reads what the op it merges into reads: no value loses its last use.
+        ctx.note_keeps_dead_free();
         Ok(Changed::from_bool(state.merged > 0))
+    }
+    fn tracks_edits(&self) -> bool {
+        true
+    }
+}
+
+/// Whether a full run would merge some op, knowing that only the `dirty` ops changed
+/// since the last complete run (see the module docs).
+fn would_merge(m: &Module, dirty: &Dirty) -> bool {
+    let mut interest = Interest {
+        op: vec![false; m.ops.len()],
+        value: vec![false; m.values.len()],
+        nullary: vec![false; OpKind::ALL.len()],
+        marked: 0,
+    };
+    for op in dirty.ops(m.ops.len()) {
+        interest.mark(m, op);
+    }
+    if interest.marked == 0 {
+        return false;
+    }
+    let mut state = State::new(m.values.len());
+    // The table holds the interesting ops only: a few per marked operand.
+    state.buckets = vec![NONE; (4 * interest.marked).next_power_of_two().max(16)];
+    m.funcs.iter().any(|f| state.probe(m, f.body, &interest))
+}
+
+/// The ops a run inside a fixpoint group has to compare: edited ones and those that
+/// may be equivalent to one.
+struct Interest {
+    /// Edited ops and ops with an edited op in their regions, by op index.
+    op: Vec<bool>,
+    /// Operands of those ops, by value index.
+    value: Vec<bool>,
+    /// Kinds of those ops that have no operands, by `OpKind as usize`.
+    nullary: Vec<bool>,
+    /// Number of marked ops and values.
+    marked: usize,
+}
+
+impl Interest {
+    /// Marks the edited `op` and the ops whose regions hold it.
+    fn mark(&mut self, m: &Module, op: OpId) {
+        let mut op = op;
+        while !self.op[op.index()] {
+            self.op[op.index()] = true;
+            self.marked += 1;
+            let o = m.op(op);
+            for v in &o.operands {
+                if !self.value[v.index()] {
+                    self.value[v.index()] = true;
+                    self.marked += 1;
+                }
+            }
+            if o.operands.is_empty() {
+                self.nullary[o.kind as usize] = true;
+            }
+            let Some(owner) = o.parent.and_then(|r| m.region(r).parent) else {
+                return;
+            };
+            op = owner;
+        }
+    }
+
+    fn contains(&self, m: &Module, op: OpId) -> bool {
+        let o = m.op(op);
+        self.op[op.index()]
+            || match o.operands.first() {
+                Some(v) => self.value[v.index()],
+                None => self.nullary[o.kind as usize],
+            }
     }
 }
 
@@ -112,6 +208,28 @@ impl State {
         self.region(m, body, ctx);
     }
 
+    /// Whether hash-consing the interesting ops of `region` (as [`State::region`] would,
+    /// without changing anything) finds an op equivalent to an earlier visible one.
+    fn probe(&mut self, m: &Module, region: RegionId, interest: &Interest) -> bool {
+        let scope = self.entries.len();
+        for &op in &m.region(region).ops {
+            if m.op(op).regions.iter().any(|&r| self.probe(m, r, interest)) {
+                return true;
+            }
+            if !interest.contains(m, op) {
+                continue;
+            }
+            if let Some(hash) = self.candidate(m, op) {
+                if self.find_equal(m, op, hash).is_some() {
+                    return true;
+                }
+                self.push(op, hash);
+            }
+        }
+        self.pop_to(scope);
+        false
+    }
+
     fn region(&mut self, m: &mut Module, region: RegionId, ctx: &mut PassContext) {
         // Compacted in place: `ops[..kept]` are the ops kept so far.
         let mut ops = std::mem::take(&mut m.region_mut(region).ops);
@@ -119,7 +237,9 @@ impl State {
         let mut kept = 0;
         for i in 0..ops.len() {
             let op = ops[i];
-            self.remap_operands(m, op);
+            if self.remap_operands(m, op) {
+                ctx.mark_edited(op);
+            }
             for ri in 0..m.op(op).regions.len() {
                 let r = m.op(op).regions[ri];
                 self.region(m, r, ctx);
@@ -127,8 +247,9 @@ impl State {
             if let Some(hash) = self.candidate(m, op) {
                 match self.find_equal(m, op, hash) {
                     Some(earlier) => {
-                        if ctx.try_rewrite("cse", m, op) {
+                        if ctx.try_rewrite(NAME, m, op) {
                             self.merge(m, op, earlier);
+                            ctx.mark_region_edited(m, region);
                             continue;
                         }
                     }
@@ -143,7 +264,9 @@ impl State {
         self.pop_to(scope);
     }
 
-    /// The hash of `op` when it is pure (may be merged), else `None`.
+    /// The hash of `op` when it is pure (may be merged), else `None`. Inlined into
+    /// both walks (it is asked of every op), like [`State::find_equal`].
+    #[inline(always)]
     fn candidate(&self, m: &Module, op: OpId) -> Option<u64> {
         let o = m.op(op);
         let facts = self.facts[o.kind as usize];
@@ -188,17 +311,23 @@ impl State {
         }
     }
 
-    fn remap_operands(&self, m: &mut Module, op: OpId) {
+    /// Redirects the operands of `op` to the results they were merged into; returns
+    /// whether one changed.
+    fn remap_operands(&self, m: &mut Module, op: OpId) -> bool {
         if self.remap.is_empty() {
-            return;
+            return false;
         }
+        let mut changed = false;
         for v in &mut m.op_mut(op).operands {
             if let Some(&to) = self.remap.get(v.index()).filter(|&&t| t != NONE) {
                 *v = ValueId(to);
+                changed = true;
             }
         }
+        changed
     }
 
+    #[inline(always)]
     fn find_equal(&self, m: &Module, op: OpId, hash: u64) -> Option<OpId> {
         let mut i = self.buckets[self.bucket(hash)];
         while i != NONE {

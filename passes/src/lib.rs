@@ -18,6 +18,7 @@ pub mod context;
 pub mod cse;
 pub mod dce;
 pub mod decompose_batch_norm;
+pub mod edits;
 pub mod dedupe_functions;
 pub mod error;
 pub mod inline;

@@ -5,9 +5,18 @@
 //! every pass that reported a change and the first failure stops the run with an error
 //! naming that pass; the report lists every pass execution (fixpoint iterations included)
 //! in execution order.
+//!
+//! A fixpoint group whose items are all passes that track their edits
+//! ([`crate::Pass::tracks_edits`]) runs with an [`EditLog`]: a pass run that provably
+//! changes nothing is skipped (it still appears in the report, unchanged), and
+//! `canonicalize`/`cse` may prove a run empty from the edits alone (see [`crate::edits`]).
+//! The output, the rewrite trace and the fuel used are those of full runs; with
+//! `verify_each`, every skipped or proved run is checked against a full run on a copy.
 
 use crate::context::{Changed, PassContext};
+use crate::edits::EditLog;
 use crate::error::PassError;
+use crate::pass::Pass;
 use crate::pipeline::{Pipeline, PipelineItem};
 use neuronc_ir::{print_module, verify_module, Module, PrintOptions};
 use std::time::{Duration, Instant};
@@ -116,14 +125,17 @@ fn run_items(
                 items,
                 max_iterations,
             } => {
-                let mut changed_once = false;
-                for _ in 0..*max_iterations {
-                    if !run_items(module, items, ctx, report, live)?.changed() {
-                        break;
-                    }
-                    changed_once = true;
+                let armed = tracks_edits(items);
+                let outer = if armed {
+                    ctx.edits.replace(EditLog::new(module.ops.len()))
+                } else {
+                    None
+                };
+                let result = run_fixpoint(module, items, *max_iterations, ctx, report, live);
+                if armed {
+                    ctx.edits = outer;
                 }
-                Changed::from_bool(changed_once)
+                result?
             }
         };
         any |= changed.changed();
@@ -131,16 +143,44 @@ fn run_items(
     Ok(Changed::from_bool(any))
 }
 
+/// Reruns `items` until an iteration changes nothing, at most `max_iterations` times.
+fn run_fixpoint(
+    module: &mut Module,
+    items: &[PipelineItem],
+    max_iterations: u32,
+    ctx: &mut PassContext,
+    report: &mut PassReport,
+    live: &mut usize,
+) -> Result<Changed, PassError> {
+    let mut changed_once = false;
+    for _ in 0..max_iterations {
+        if !run_items(module, items, ctx, report, live)?.changed() {
+            break;
+        }
+        changed_once = true;
+    }
+    Ok(Changed::from_bool(changed_once))
+}
+
+/// Whether a fixpoint group runs with an edit log: all its items are passes that track
+/// their edits (no nested groups).
+fn tracks_edits(items: &[PipelineItem]) -> bool {
+    items.iter().all(|item| match item {
+        PipelineItem::Pass(p) => p.tracks_edits(),
+        PipelineItem::Fixpoint { .. } => false,
+    })
+}
+
 fn run_one(
     module: &mut Module,
-    pass: &dyn crate::pass::Pass,
+    pass: &dyn Pass,
     ctx: &mut PassContext,
     report: &mut PassReport,
     live: &mut usize,
 ) -> Result<Changed, PassError> {
     let before = ctx.rewrites_applied();
     let t = Instant::now();
-    let changed = pass.run(module, ctx)?;
+    let changed = run_logged(module, pass, ctx)?;
     let wall = t.elapsed();
     if changed.changed() && ctx.verify_each {
         verify_module(module).map_err(|error| PassError::VerifyAfter {
@@ -163,6 +203,60 @@ fn run_one(
         ops_after: *live,
     });
     Ok(changed)
+}
+
+/// Runs `pass`, through the edit log when the fixpoint group armed one: skipped when
+/// the log proves the run would change nothing.
+fn run_logged(
+    module: &mut Module,
+    pass: &dyn Pass,
+    ctx: &mut PassContext,
+) -> Result<Changed, PassError> {
+    let Some(log) = ctx.edits.as_mut() else {
+        return pass.run(module, ctx);
+    };
+    log.begin();
+    let changed = if log.can_skip(pass.name()) {
+        log.note_shortcut();
+        Changed::No
+    } else {
+        pass.run(module, ctx)?
+    };
+    let fuel = ctx.fuel().is_some();
+    let mut shortcut = false;
+    if let Some(log) = ctx.edits.as_mut() {
+        shortcut = log.shortcut();
+        log.end(pass.name(), changed.changed(), module.ops.len(), fuel);
+    }
+    if shortcut && ctx.verify_each {
+        check_against_full_run(module, pass, ctx)?;
+    }
+    Ok(changed)
+}
+
+/// Runs `pass` in full on a copy of `module` (same fuel and limits, no edit log) and
+/// fails if it changes anything: the check of a skipped or proved run.
+fn check_against_full_run(
+    module: &Module,
+    pass: &dyn Pass,
+    ctx: &PassContext,
+) -> Result<(), PassError> {
+    let mut copy = module.clone();
+    let mut full = PassContext::new();
+    if let Some(f) = ctx.fuel() {
+        full = full.with_fuel(f);
+    }
+    full.fold_limit = ctx.fold_limit;
+    if pass.run(&mut copy, &mut full)?.changed() {
+        return Err(PassError::Failed {
+            pass: pass.name(),
+            message: "internal error: the fixpoint group's edit log showed that this run \
+                      would change nothing, but a full run changes the module (an \
+                      invariant of `neuronc_passes::edits` is broken)"
+                .into(),
+        });
+    }
+    Ok(())
 }
 
 /// [`Module::num_live_ops`], counted per region (op list lengths) instead of per op.

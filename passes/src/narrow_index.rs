@@ -31,10 +31,17 @@
 //! disjoint and rewritten in walk order (deterministic); each member is one traced
 //! rewrite named `narrow-index/<op>` and a component is applied only when there is fuel
 //! for all of its members, so `--opt-fuel` never leaves a half-narrowed component.
+//!
+//! Inside fixpoint groups ([`crate::edits`]) it marks the members it retypes (and the ops
+//! of their bodies), the ops whose operands it redirects and the owners of regions that
+//! lose a dropped convert. It is idempotent: a component left alone is rejected again (its
+//! members, ranges and boundary do not change when other components are narrowed, since
+//! a member reading another's narrowed result belongs to the same component), and the
+//! converts at a narrowed component's boundary form components that fail the cost test.
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
-use crate::ir_util::{def_op, elem_as_i128, parent_regions, rename_operands};
+use crate::ir_util::{def_op, elem_as_i128, parent_regions};
 use crate::pass::Pass;
 use crate::range::{elem, Interval, Ranges};
 use neuronc_ir::{
@@ -64,9 +71,12 @@ impl Pass for NarrowIndex {
         let plan = Plan::build(module);
         let changed = plan.apply(module, ctx);
         if changed {
-            crate::dce::remove_dead_ops(module, None);
+            crate::dce::cleanup_dead_ops(module, ctx);
         }
         Ok(Changed::from_bool(changed))
+    }
+    fn tracks_edits(&self) -> bool {
+        true
     }
 }
 
@@ -434,18 +444,19 @@ impl Plan {
         let mut ed = Editor::default();
         for comp in &self.accepted {
             if ctx.fuel().is_some_and(|f| f < comp.len() as u64) {
+                ctx.note_incomplete();
                 continue;
             }
             for &k in comp {
                 let rule = self.rule_name(m, k);
                 if !ctx.try_rewrite(&rule, m, self.members[k].op) {
-                    return ed.finish(m);
+                    return ed.finish(m, ctx);
                 }
             }
             self.rewrite(m, &mut ed, comp);
             ed.changed = true;
         }
-        ed.finish(m)
+        ed.finish(m, ctx)
     }
 
     fn rule_name(&self, m: &Module, k: usize) -> String {
@@ -471,6 +482,7 @@ impl Plan {
     fn rewrite(&self, m: &mut Module, ed: &mut Editor, comp: &[usize]) {
         for &k in comp {
             let mb = &self.members[k];
+            ed.edited.push(mb.op);
             for &s in &mb.operands {
                 let v = m.op(mb.op).operands[s];
                 let nv = if self.narrowed.contains_key(&v) {
@@ -487,6 +499,7 @@ impl Plan {
             if mb.body {
                 for region in m.op(mb.op).regions.clone() {
                     retype_region(m, region);
+                    m.walk_region(region, &mut |op| ed.edited.push(op));
                 }
             }
         }
@@ -498,6 +511,7 @@ impl Plan {
                     let w = ed.widen_output(m, mb.op, v);
                     for &(user, i) in uses {
                         m.op_mut(user).operands[i] = w;
+                        ed.edited.push(user);
                     }
                 }
             }
@@ -582,6 +596,8 @@ struct Editor {
     identity: FxHashMap<ValueId, ValueId>,
     erased: FxHashSet<OpId>,
     changed: bool,
+    /// Existing ops edited in place (for the edit log of fixpoint groups).
+    edited: Vec<OpId>,
 }
 
 impl Editor {
@@ -643,8 +659,9 @@ impl Editor {
         self.changed = true;
     }
 
-    /// Places the new ops, drops identity converts and redirects their uses.
-    fn finish(mut self, m: &mut Module) -> bool {
+    /// Places the new ops, drops identity converts and redirects their uses; marks the
+    /// edited ops in `ctx`.
+    fn finish(mut self, m: &mut Module, ctx: &mut PassContext) -> bool {
         self.changed |= !self.erased.is_empty();
         // The regions that get new ops or lose erased ones.
         let placed = self.after.values().chain(self.at_start.values()).flatten();
@@ -672,17 +689,23 @@ impl Editor {
         }
         // Their regions no longer list them.
         for &op in &self.erased {
+            if let Some(region) = m.op(op).parent {
+                ctx.mark_region_edited(m, region);
+            }
             m.op_mut(op).parent = None;
         }
         if !self.identity.is_empty() {
-            self.redirect_identities(m);
+            self.redirect_identities(m, ctx);
+        }
+        for &op in &self.edited {
+            ctx.mark_edited(op);
         }
         self.changed
     }
 
     /// Redirects every use of a dropped identity convert's result to the value it
     /// forwarded (following chains of them).
-    fn redirect_identities(&self, m: &mut Module) {
+    fn redirect_identities(&self, m: &mut Module, ctx: &mut PassContext) {
         let mut to = vec![u32::MAX; m.values.len()];
         for (&from, &first) in &self.identity {
             let mut last = first;
@@ -693,7 +716,29 @@ impl Editor {
         }
         for f in 0..m.funcs.len() {
             let body = m.funcs[f].body;
-            rename_operands(m, body, &to);
+            rename_operands(m, body, &to, ctx);
+        }
+    }
+}
+
+/// Renames operands through `to` (indexed by value; `u32::MAX`: not renamed) in the ops
+/// of `region` and of the regions nested in them, marking the ops it changes as edited.
+fn rename_operands(m: &mut Module, region: RegionId, to: &[u32], ctx: &mut PassContext) {
+    for i in 0..m.region(region).ops.len() {
+        let op = m.region(region).ops[i];
+        let mut changed = false;
+        for v in &mut m.op_mut(op).operands {
+            if let Some(&n) = to.get(v.index()).filter(|&&n| n != u32::MAX) {
+                *v = ValueId(n);
+                changed = true;
+            }
+        }
+        if changed {
+            ctx.mark_edited(op);
+        }
+        for j in 0..m.op(op).regions.len() {
+            let r = m.op(op).regions[j];
+            rename_operands(m, r, to, ctx);
         }
     }
 }

@@ -14,4 +14,12 @@ pub trait Pass {
     fn name(&self) -> &'static str;
     /// Transforms `module` in place.
     fn run(&self, module: &mut Module, ctx: &mut PassContext) -> Result<Changed, PassError>;
+    /// Whether the pass keeps the contract of [`crate::edits`], so that fixpoint groups
+    /// made only of such passes run incrementally: it marks every op it creates or edits
+    /// in place (`PassContext::mark_edited`), calls `PassContext::note_incomplete` when
+    /// a run leaves work undone, and is idempotent (after a complete run, a rerun changes
+    /// nothing). The marking API is crate-private: only this crate's passes can keep it.
+    fn tracks_edits(&self) -> bool {
+        false
+    }
 }

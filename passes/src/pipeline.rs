@@ -7,7 +7,9 @@
 //! item     := PASS-NAME | 'fixpoint' ('<' N '>')? '(' pipeline ')'
 //! ```
 //! A fixpoint group reruns its items until none of them changes the module, at most `N`
-//! times ([`DEFAULT_FIXPOINT_LIMIT`] when omitted).
+//! times ([`DEFAULT_FIXPOINT_LIMIT`] when omitted). A group made only of passes that track
+//! their edits (`canonicalize`, `cse`, `dce`, `narrow-index`) runs incrementally, with the
+//! output of full runs (see [`crate::edits`]).
 //! Invariant: every pass name in a [`Pipeline`] was resolved through the registry, so a
 //! pipeline that parsed can always be run.
 

@@ -11,11 +11,19 @@
 //! its definition, so a single sweep sees every use), then the rules for its kind are tried
 //! in order. Ops created by a rule are placed before the replaced op and are themselves
 //! canonicalized (depth-bounded). Ops left dead by the rewrites are erased at the end.
+//!
+//! Inside fixpoint groups, a run first tries the rules only on the ops near the edits made
+//! since its last complete run and returns at once when none matches (see
+//! [`incremental`], which states what rules may read); otherwise it runs in full. Full
+//! runs mark the ops whose operands they redirect and the owners of regions they shrink.
+//! A run is complete (and a rerun would change nothing: no rule matches any op at the end)
+//! unless the depth bound left a created op unvisited.
 //! Invariants: rules never increase the number of ops on any path nor turn cheap ops into
 //! expensive ones; rule order and sweep order are fixed, so the output is deterministic.
 
 pub mod algebraic;
 pub mod fold;
+pub mod incremental;
 pub mod shape;
 
 use crate::context::{Changed, PassContext};
@@ -27,32 +35,37 @@ use std::sync::OnceLock;
 /// Nested rewrites of freshly created ops stop at this depth.
 const MAX_DEPTH: u32 = 16;
 
+/// The name of the pass.
+pub const NAME: &str = "canonicalize";
+
 /// The `canonicalize` pass.
 pub struct Canonicalize;
 
 impl Pass for Canonicalize {
     fn name(&self) -> &'static str {
-        "canonicalize"
+        NAME
     }
     fn run(&self, module: &mut Module, ctx: &mut PassContext) -> Result<Changed, PassError> {
-        let mut rw = Rewriter {
-            m: module,
-            ctx,
-            rule: "",
-            anchor: None,
-            created: Vec::new(),
-            remap: Vec::new(),
-            applied: 0,
-        };
+        if let Some(dirty) = ctx.dirty_since(NAME) {
+            let near = incremental::ops_near_edits(module, &dirty);
+            if !Rewriter::new(module, ctx).any_rule_matches(&near) {
+                ctx.note_shortcut();
+                return Ok(Changed::No);
+            }
+        }
+        let mut rw = Rewriter::new(module, ctx);
         let bodies: Vec<RegionId> = rw.m.funcs.iter().map(|f| f.body).collect();
         for body in bodies {
             rw.sweep(body);
         }
         let applied = rw.applied;
         if applied > 0 {
-            crate::dce::remove_dead_ops(module, None);
+            crate::dce::cleanup_dead_ops(module, ctx);
         }
         Ok(Changed::from_bool(applied > 0))
+    }
+    fn tracks_edits(&self) -> bool {
+        true
     }
 }
 
@@ -99,12 +112,36 @@ pub struct Rewriter<'a> {
     /// on demand (rules create values).
     remap: Vec<u32>,
     applied: u64,
+    /// Only find out whether a rule matches: [`Rewriter::commit`] refuses and records.
+    probing: bool,
+    /// A rule asked to commit while probing.
+    matched: bool,
+}
+
+impl<'a> Rewriter<'a> {
+    fn new(m: &'a mut Module, ctx: &'a mut PassContext) -> Rewriter<'a> {
+        Rewriter {
+            m,
+            ctx,
+            rule: "",
+            anchor: None,
+            created: Vec::new(),
+            remap: Vec::new(),
+            applied: 0,
+            probing: false,
+            matched: false,
+        }
+    }
 }
 
 impl Rewriter<'_> {
     /// Asks to apply the current rule at `op`. `None` means "do not rewrite" (no fuel);
     /// rules call it after matching and before any mutation: `rw.commit(op)?;`.
     pub fn commit(&mut self, op: OpId) -> Option<()> {
+        if self.probing {
+            self.matched = true;
+            return None;
+        }
         if self.ctx.try_rewrite(self.rule, self.m, op) {
             self.applied += 1;
             Some(())
@@ -144,15 +181,39 @@ impl Rewriter<'_> {
         Some(self.m.op(op).results[0])
     }
 
+    /// Whether a rule of its kind matches one of `ops` (nothing is rewritten: the rules
+    /// stop at [`Rewriter::commit`]).
+    fn any_rule_matches(&mut self, ops: &[OpId]) -> bool {
+        self.probing = true;
+        let found = ops.iter().any(|&op| {
+            rules_for(self.m.op(op).kind).iter().any(|rule| {
+                self.rule = rule.name;
+                self.anchor = Some(op);
+                let returned = (rule.apply)(self, op).is_some();
+                self.created.clear();
+                returned || self.matched
+            })
+        });
+        self.probing = false;
+        found
+    }
+
+    /// Redirects the operands of `op` through the replacements made so far (marking it
+    /// edited when one changes).
     fn remap_operands(&mut self, op: OpId) {
         if self.remap.is_empty() {
             return;
         }
         let remap = &self.remap;
+        let mut changed = false;
         for v in &mut self.m.op_mut(op).operands {
             while let Some(&to) = remap.get(v.index()).filter(|&&to| to != u32::MAX) {
                 *v = ValueId(to);
+                changed = true;
             }
+        }
+        if changed {
+            self.ctx.mark_edited(op);
         }
     }
 
@@ -185,6 +246,8 @@ impl Rewriter<'_> {
                 self.replace(op, values, (region, out), depth);
                 return;
             }
+        } else {
+            self.ctx.note_incomplete();
         }
         self.m.op_mut(op).parent = Some(region);
         out.push(op);
@@ -211,6 +274,7 @@ impl Rewriter<'_> {
             self.remap[r.index()] = v.0;
         }
         self.m.op_mut(op).parent = None;
+        self.ctx.mark_region_edited(self.m, region);
         for c in created {
             self.m.op_mut(c).parent = Some(region);
             self.process(c, region, out, depth + 1);
