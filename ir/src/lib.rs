@@ -5,6 +5,7 @@
 //! * [`ops`] — the op enum [`OpKind`] and its traits.
 //! * [`attr`] — attribute values.
 //! * [`diag`] — diagnostics and the typed errors of parsing and verification.
+//! * [`par`] — the two-way fork/join the printer and the planners split work with.
 
 pub mod attr;
 pub mod clone;
@@ -21,6 +22,7 @@ pub use module::{
 pub use ops::{OpKind, Traits};
 pub use types::{ElemType, F8Kind, TensorType, Type, TypeId, TypeInterner};
 
+pub mod par;
 pub mod parse;
 pub mod print;
 pub mod verify;

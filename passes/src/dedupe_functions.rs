@@ -58,9 +58,9 @@ type Renames = FxHashMap<String, String>;
 /// One round: every private function equal to an earlier one is renamed to the first
 /// such function (a rewrite `ctx` may refuse). Structural hashes (kinds, operand
 /// positions, result types, attribute names; not attribute values) group candidates,
-/// [`same_function`] confirms them. Both read the module only, so each runs on two
-/// threads, over contiguous halves of the functions; the renames are then taken in
-/// module order, so the result does not depend on the threads.
+/// [`same_function`] confirms them. Both read the module only, so in large modules each
+/// runs on two threads, over contiguous halves of the functions; the renames are then
+/// taken in module order, so the result does not depend on the threads.
 fn find_duplicates(m: &Module, ctx: &mut PassContext) -> Renames {
     let funcs: Vec<usize> = (0..m.funcs.len())
         .filter(|&fi| {
@@ -68,7 +68,12 @@ fn find_duplicates(m: &Module, ctx: &mut PassContext) -> Renames {
             f.visibility.as_deref() == Some("private") && !m.is_declaration(f)
         })
         .collect();
-    let hashes = in_halves(m, &funcs, |slots, fi| function_hash(m, fi, slots));
+    let ops: usize = funcs
+        .iter()
+        .map(|&fi| m.region(m.funcs[fi].body).ops.len())
+        .sum();
+    let parallel = ops >= PARALLEL_MIN_OPS;
+    let hashes = in_halves(m, &funcs, parallel, |slots, fi| function_hash(m, fi, slots));
     // Hash -> positions (in `funcs`) of the functions with that hash, ascending.
     let mut classes: FxHashMap<u64, Vec<usize>> = FxHashMap::default();
     for (i, h) in hashes.iter().enumerate() {
@@ -79,7 +84,7 @@ fn find_duplicates(m: &Module, ctx: &mut PassContext) -> Renames {
     let positions: Vec<usize> = (0..funcs.len()).collect();
     // The first earlier function equal to each one: never itself a duplicate (an
     // earlier function equal to it would be equal to this one and found first).
-    let firsts = in_halves(m, &positions, |slots, i| {
+    let firsts = in_halves(m, &positions, parallel, |slots, i| {
         let class = classes.get(&hashes[i]?)?;
         class
             .iter()
@@ -99,22 +104,30 @@ fn find_duplicates(m: &Module, ctx: &mut PassContext) -> Renames {
     renames
 }
 
-/// `f` of every item, computed in two contiguous halves on two threads (each with its
-/// own [`Slots`]), in item order.
+/// `f` of every item, in item order; with `parallel`, in two contiguous halves on two
+/// threads (each with its own [`Slots`]).
 fn in_halves<T: Send>(
     m: &Module,
     items: &[usize],
+    parallel: bool,
     f: impl Fn(&mut Slots, usize) -> Option<T> + Sync,
 ) -> Vec<Option<T>> {
     let run = |part: &[usize]| -> Vec<Option<T>> {
         let mut slots = Slots::new(m.values.len());
         part.iter().map(|&x| f(&mut slots, x)).collect()
     };
+    if !parallel {
+        return run(items);
+    }
     let (a, b) = items.split_at(items.len() / 2);
-    let (mut left, right) = rayon::join(|| run(a), || run(b));
+    let (mut left, right) = neuronc_ir::par::join(|| run(a), || run(b));
     left.extend(right);
     left
 }
+
+/// Functions with fewer body ops than this in all are compared on one thread (a helper
+/// thread costs more than it saves).
+const PARALLEL_MIN_OPS: usize = 4096;
 
 /// A value -> number table for the function being hashed (the number is the value's
 /// position in definition order) or, in [`same_function`], a value of the second

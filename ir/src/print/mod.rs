@@ -63,7 +63,7 @@ const PARALLEL_MIN_OPS: usize = 4096;
 /// Prints a module as MLIR text.
 ///
 /// Functions are numbered independently (values are per-function, like MLIR), so large
-/// modules print their functions on several threads, in contiguous groups of similar
+/// modules print their functions on two threads, in two contiguous halves of similar
 /// printed size ([`func_weight`]), and join the texts in function order: the bytes are
 /// the same as printing on one thread.
 pub fn print_module(module: &Module, opts: &PrintOptions) -> String {
@@ -78,77 +78,66 @@ pub fn print_module(module: &Module, opts: &PrintOptions) -> String {
         p.out.push_str("}\n");
         return p.out;
     }
-    use rayon::prelude::*;
     let weights: Vec<usize> = (0..module.funcs.len())
         .map(|f| func_weight(module, f))
         .collect();
-    // Room for every group's text up front: appending the others' text must not move
-    // (copy) the first group's.
+    // Room for both halves' text up front: appending the second half's text must not move
+    // (copy) the first half's.
     let total: usize = weights.iter().sum();
     let mut p = Printer::new(module, opts, total * BYTES_PER_WEIGHT + 4096);
     p.module_header();
     p.indent = 1;
     p.print_meshes();
-    // One group per thread: each group's printer has its own value-name table and
-    // output buffer, and fresh memory costs page faults, so fewer, larger groups win.
-    // The first group prints straight into the module's buffer (no copy of its text).
-    let groups = func_groups(&weights, rayon::current_num_threads());
-    let (first, others) = groups.split_first().unwrap_or((&(0..0), &[]));
-    let ((), texts) = rayon::join(
-        || p.print_funcs(first.clone()),
+    // Two halves: each printer has its own value-name table and output buffer, and fresh
+    // memory costs page faults, so fewer, larger groups win. This thread prints the first
+    // half straight into the module's buffer (no copy of its text), a helper the second.
+    let split = half_point(&weights);
+    let ((), second) = crate::par::join(
+        || p.print_funcs(0..split),
         || {
-            others
-                .par_iter()
-                .map(|range| {
-                    let weight: usize = weights[range.clone()].iter().sum();
-                    let mut q = Printer::new(module, opts, weight * BYTES_PER_WEIGHT);
-                    q.indent = 1;
-                    q.print_funcs(range.clone());
-                    q.out
-                })
-                .collect::<Vec<String>>()
+            let weight: usize = weights[split..].iter().sum();
+            let mut q = Printer::new(module, opts, weight * BYTES_PER_WEIGHT);
+            q.indent = 1;
+            q.print_funcs(split..module.funcs.len());
+            q.out
         },
     );
-    for t in &texts {
-        p.out.push_str(t);
-    }
+    p.out.push_str(&second);
     p.out.push_str("}\n");
     p.out
 }
 
-/// Splits the functions into about `n` contiguous ranges of similar total weight.
-fn func_groups(weights: &[usize], n: usize) -> Vec<std::ops::Range<usize>> {
+/// The number of leading functions whose weights make up about half of the total (at
+/// least one function on each side when there are two or more).
+fn half_point(weights: &[usize]) -> usize {
     let total: usize = weights.iter().sum();
-    let per = total.div_ceil(n.max(1)).max(1);
-    let mut groups = Vec::new();
-    let (mut start, mut acc) = (0, 0);
+    let mut acc = 0;
     for (f, &w) in weights.iter().enumerate() {
         acc += w;
-        if acc >= per {
-            groups.push(start..f + 1);
-            (start, acc) = (f + 1, 0);
+        if 2 * acc >= total {
+            return (f + 1).min(weights.len().saturating_sub(1)).max(1);
         }
     }
-    if start < weights.len() {
-        groups.push(start..weights.len());
-    }
-    groups
+    weights.len() / 2
 }
 
 /// Output bytes reserved per unit of [`func_weight`] (a unit prints as about 20 bytes: a
 /// value name and its type, or an op's framing).
 const BYTES_PER_WEIGHT: usize = 32;
 
-/// The group-balancing weight of function `f`, about proportional to its printed size:
-/// per top-level op two units of framing plus one per operand and result, and a flat
-/// [`REGION_WEIGHT`] per nested region (reducer bodies: a few small ops).
+/// The balancing weight of function `f`, about proportional to its printed size: per
+/// top-level op two units of framing plus one per operand and result, two per attribute,
+/// and a flat [`REGION_WEIGHT`] per nested region (reducer bodies: a few small ops).
 fn func_weight(m: &Module, f: usize) -> usize {
     let ops = &m.region(m.funcs[f].body).ops;
     1 + ops
         .iter()
         .map(|&op| {
             let o = m.op(op);
-            2 + o.operands.len() + o.results.len() + REGION_WEIGHT * o.regions.len()
+            2 + o.operands.len()
+                + o.results.len()
+                + 2 * o.attrs.len()
+                + REGION_WEIGHT * o.regions.len()
         })
         .sum::<usize>()
 }
@@ -485,5 +474,21 @@ impl<'m> Printer<'m> {
         self.print_region_ops(r, false);
         self.pad();
         self.out.push('}');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::half_point;
+
+    #[test]
+    fn half_point_splits_the_weight_with_a_function_on_each_side() {
+        assert_eq!(half_point(&[1, 1]), 1);
+        assert_eq!(half_point(&[1, 1, 1, 1]), 2);
+        // The first function outweighs the rest: it is the first half alone.
+        assert_eq!(half_point(&[10, 1, 1]), 1);
+        // The last one outweighs the rest: everything before it.
+        assert_eq!(half_point(&[1, 1, 10]), 2);
+        assert_eq!(half_point(&[3, 1, 1, 1]), 1);
     }
 }

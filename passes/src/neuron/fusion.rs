@@ -20,6 +20,7 @@
 use super::graph::{value_bytes, OpMap, RegionGraph, TypeFacts};
 use super::planner::{Grown, Planner};
 use neuronc_ir::{Module, Op, OpId, OpKind, ValueId};
+use rustc_hash::FxHashMap;
 
 /// SBUF bytes per partition on NeuronCore-v2 (`neuron-facts.md` §1.3: 24 MiB = 128 × 192 KiB).
 pub const SBUF_PARTITION_BYTES: u64 = 192 * 1024;
@@ -113,7 +114,10 @@ fn widening(m: &Module, op: OpId) -> bool {
 /// shape, reduced dims), and two reduces have the same row iff they have the same id.
 #[derive(Default)]
 pub(super) struct Rows {
-    ids: std::collections::HashMap<(Vec<i64>, Vec<i64>), u32>,
+    /// Key `[rank, shape.., dims..]` (the rank makes the split unambiguous) -> row id.
+    ids: FxHashMap<Vec<i64>, u32>,
+    /// Scratch for the key being looked up.
+    key: Vec<i64>,
     /// Per row: (elements of one reduced row, elements of the whole operand).
     pub(super) sizes: Vec<(u64, u64)>,
 }
@@ -121,24 +125,37 @@ pub(super) struct Rows {
 impl Rows {
     /// The id of the row of reduce `o`.
     pub(super) fn intern(&mut self, m: &Module, o: &Op) -> u32 {
-        let shape = o
+        let shape: &[i64] = o
             .operands
             .first()
             .and_then(|&v| m.tensor_type(v))
-            .map(|t| t.shape.to_vec())
-            .unwrap_or_default();
-        let dims = o.attrs.i64_array("dimensions").unwrap_or_default();
-        let next = self.sizes.len() as u32;
+            .map_or(&[], |t| &t.shape);
+        let owned;
+        let dims: &[i64] = match o.attrs.get("dimensions") {
+            Some(neuronc_ir::Attr::IntArray(_, d)) => d,
+            other => {
+                owned = other
+                    .and_then(neuronc_ir::Attr::as_i64_array)
+                    .unwrap_or_default();
+                &owned
+            }
+        };
+        self.key.clear();
+        self.key.push(shape.len() as i64);
+        self.key.extend_from_slice(shape);
+        self.key.extend_from_slice(dims);
+        if let Some(&id) = self.ids.get(self.key.as_slice()) {
+            return id;
+        }
+        let id = self.sizes.len() as u32;
         let row_elems = dims
             .iter()
             .filter_map(|&d| shape.get(d as usize))
             .map(|&n| n.max(0) as u64)
             .product();
         let full = shape.iter().map(|&n| n.max(0) as u64).product();
-        let id = *self.ids.entry((shape, dims)).or_insert(next);
-        if id == next {
-            self.sizes.push((row_elems, full));
-        }
+        self.ids.insert(self.key.clone(), id);
+        self.sizes.push((row_elems, full));
         id
     }
 }

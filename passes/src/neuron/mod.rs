@@ -43,19 +43,26 @@ impl NeuronPlan {
     }
 }
 
+/// Regions with fewer ops than this are planned on one thread (a helper thread costs
+/// more than it saves).
+const PARALLEL_MIN_OPS: usize = 256;
+
 /// Plans the body of `func`: layouts first, then kernels.
 pub fn plan_function(m: &Module, func: &Func, cfg: &FusionConfig) -> NeuronPlan {
     let graph = RegionGraph::new(m, func.body);
     // Layout assignment and fusion planning read the same graph and not each other's
-    // results, so they run on two threads (each is deterministic on its own).
-    // The unfused traffic goes with the layout, which is the shorter of the two.
-    let ((layout, unfused), mut fusion) = rayon::join(
-        || {
-            let layout = layout::assign_layouts(m, &graph);
-            (layout, fusion::unfused_hbm_bytes(m, &graph))
-        },
-        || fusion::plan_kernels(m, &graph, cfg),
-    );
+    // results, so in large regions they run on two threads (each is deterministic on its
+    // own): fusion, the longer, on this one, layout with the unfused traffic on a helper.
+    let kernels = || fusion::plan_kernels(m, &graph, cfg);
+    let layouts = || {
+        let layout = layout::assign_layouts(m, &graph);
+        (layout, fusion::unfused_hbm_bytes(m, &graph))
+    };
+    let (mut fusion, (layout, unfused)) = if graph.order.len() >= PARALLEL_MIN_OPS {
+        neuronc_ir::par::join(kernels, layouts)
+    } else {
+        (kernels(), layouts())
+    };
     fusion.hbm_bytes_unfused = unfused;
     NeuronPlan {
         graph,

@@ -14,7 +14,8 @@
 //! into its body is dropped with the rest of its members.
 
 use super::fusion::OpClass;
-use super::kernel_share::{Candidate, KernelShare};
+use super::graph::Csr;
+use super::kernel_share::{share_plan, Candidate};
 use super::NeuronPlan;
 use crate::ir_util::{
     add_private_func, clone_op, make_composite, rename_operands, DenseValueMap, ValueMap,
@@ -41,30 +42,47 @@ pub fn outline_kernels(
 ) -> usize {
     let body = m.funcs[func_index].body;
     let fname = m.funcs[func_index].name.clone();
+    let outlined = |k: usize| outlined.get(k).copied().unwrap_or(false);
+    let chosen: Vec<usize> = (0..plan.fusion.kernels.len())
+        .filter(|&k| outlined(k))
+        .collect();
+    if chosen.is_empty() {
+        return 0;
+    }
     // Position of every op in the body as it is now (the plan's positions predate `extra`).
     let mut pos = vec![NONE; m.ops.len()];
     for (i, &o) in m.region(body).ops.iter().enumerate() {
         pos[o.index()] = i as u32;
     }
-    let mut count = 0;
+    // Members of every chosen kernel in body order (list `c` for `chosen[c]`), and which
+    // earlier kernel's function each one calls; both read the module before it changes.
+    let members = chosen_members(&pos, plan, extra, &chosen);
+    let shares = {
+        let candidates: Vec<Candidate<'_>> = chosen
+            .iter()
+            .enumerate()
+            .map(|(c, &k)| Candidate {
+                inputs: &plan.fusion.kernels[k].inputs,
+                members: members.of(c as u32),
+                outputs: &plan.fusion.kernels[k].outputs,
+            })
+            .collect();
+        share_plan(m, &candidates)
+    };
     // Kernel output -> the composite result replacing it (by value index).
     let mut renamed: Vec<u32> = vec![NONE; m.values.len()];
     // Owned op -> the composite replacing it (for the kernel's last op) or `DROPPED`.
     let mut replaced: Vec<u32> = vec![NONE; m.ops.len()];
     let mut map = DenseValueMap::new(m.values.len());
-    let outlined = |k: usize| outlined.get(k).copied().unwrap_or(false);
     let mut copies = CopyCount::new(m, plan, extra, outlined);
-    reserve_for_copies(m, plan, extra, outlined, &copies);
-    // Scratch reused by every kernel: its members in body order, and which are moved.
-    let mut members = Vec::new();
+    // Per chosen kernel: the function it calls (index into `m.funcs`).
+    let mut callee_of: Vec<usize> = Vec::with_capacity(chosen.len());
+    // Scratch reused by every kernel: which members are moved rather than copied.
     let mut moved = Vec::new();
-    let mut share = KernelShare::new(m);
-    for (k, kernel) in plan.fusion.kernels.iter().enumerate() {
-        if !outlined(k) {
-            continue;
-        }
+    for (c, &k) in chosen.iter().enumerate() {
+        let kernel = &plan.fusion.kernels[k];
         let extra = extra.get(k).map_or(&[][..], Vec::as_slice);
-        members_in_order(&pos, (&kernel.ops, &kernel.duplicated, extra), &mut members);
+        let members = members.of(c as u32);
         moved.clear();
         moved.extend(members.iter().map(|&o| copies.take_last(o)));
         let parts = kernel
@@ -72,18 +90,14 @@ pub fn outline_kernels(
             .iter()
             .map(|&v| plan.layout.of(v).map_or(-1, i64::from))
             .collect();
-        let candidate = Candidate {
-            inputs: &kernel.inputs,
-            members: &members,
-            outputs: &kernel.outputs,
-        };
-        let hash = share.hash(m, &candidate);
-        let call = match hash.and_then(|h| share.find(m, h, &candidate)) {
-            Some(fi) => {
+        let call = match shares[c] {
+            Some(first) => {
                 // The body exists already: what would have moved into it is dropped.
                 for (&o, _) in members.iter().zip(&moved).filter(|(_, &last)| last) {
                     m.op_mut(o).parent = None;
                 }
+                let fi = callee_of[first];
+                callee_of.push(fi);
                 let callee = m.funcs[fi].name.clone();
                 let types: Vec<_> = kernel.outputs.iter().map(|&v| m.value_type(v)).collect();
                 kernel_call(m, &callee, k, kernel.inputs.clone(), &types, parts)
@@ -92,7 +106,7 @@ pub fn outline_kernels(
                 map.clear();
                 let (kbody, result_types) = build_kernel_body(
                     m,
-                    (&members, &moved),
+                    (members, &moved),
                     &kernel.inputs,
                     &kernel.outputs,
                     &mut map,
@@ -100,9 +114,7 @@ pub fn outline_kernels(
                 let callee = kernel_name(&fname, k);
                 let call = kernel_call(m, &callee, k, kernel.inputs.clone(), &result_types, parts);
                 add_private_func(m, callee, kbody, result_types);
-                if let Some(h) = hash {
-                    share.record(h, m.funcs.len() - 1);
-                }
+                callee_of.push(m.funcs.len() - 1);
                 call
             }
         };
@@ -119,12 +131,37 @@ pub fn outline_kernels(
         for (&v, &r) in kernel.outputs.iter().zip(&m.op(call).results) {
             renamed[v.index()] = r.0;
         }
-        count += 1;
     }
-    if count == 0 {
-        return 0;
+    replace_in_body(m, body, &replaced, &renamed);
+    chosen.len()
+}
+
+/// The members of each of the `chosen` kernels in body order ([`members_in_order`]),
+/// list `c` for kernel `chosen[c]`.
+fn chosen_members(
+    pos: &[u32],
+    plan: &NeuronPlan,
+    extra: &[Vec<OpId>],
+    chosen: &[usize],
+) -> Csr<OpId> {
+    let mut members = Csr::default();
+    for &k in chosen {
+        let kernel = &plan.fusion.kernels[k];
+        let extra = extra.get(k).map_or(&[][..], Vec::as_slice);
+        members_in_order(
+            pos,
+            (&kernel.ops, &kernel.duplicated, extra),
+            members.items_mut(),
+        );
+        members.close();
     }
-    // One pass over the body: owned ops leave, each kernel's last op becomes its call.
+    members
+}
+
+/// Rebuilds the op list of `body` in one pass: ops `replaced` by `DROPPED` leave, those
+/// replaced by a composite become it; then renames the body's uses of kernel outputs to
+/// the composites' results (`renamed`) and restores topological order.
+fn replace_in_body(m: &mut Module, body: RegionId, replaced: &[u32], renamed: &[u32]) {
     let mut ops = Vec::with_capacity(m.region(body).ops.len());
     for i in 0..m.region(body).ops.len() {
         let o = m.region(body).ops[i];
@@ -143,16 +180,15 @@ pub fn outline_kernels(
     m.region_mut(body).ops.clone_from(&ops);
     // Only the function body's uses: its values are used nowhere else, and the ops moved
     // into kernel bodies keep reading the original values there.
-    rename_operands(m, body, &renamed);
+    rename_operands(m, body, renamed);
     // Multi-output kernels may now feed ops placed before them: restore topological order.
     let terminator = ops.pop_if(|&mut o| m.op(o).kind.is_terminator());
     let mut sorted = topo_sort(m, ops);
     sorted.extend(terminator);
     m.region_mut(body).ops = sorted;
-    count
 }
 
-/// Sets `out` to the ops of a kernel (owned, copied and extra) in body order (`pos`).
+/// Appends the ops of a kernel (owned, copied and extra) to `out` in body order (`pos`).
 /// Owned and copied ops come sorted by plan position, which body order preserves, so they
 /// are merged; the few extra ops (relayouts) are sorted in.
 fn members_in_order(
@@ -161,7 +197,7 @@ fn members_in_order(
     out: &mut Vec<OpId>,
 ) {
     let key = |o: &OpId| pos[o.index()];
-    out.clear();
+    let start = out.len();
     out.reserve(ops.len() + dup.len() + extra.len());
     let sorted = |list: &[OpId]| list.windows(2).all(|w| key(&w[0]) < key(&w[1]));
     if sorted(ops) && sorted(dup) {
@@ -186,7 +222,7 @@ fn members_in_order(
     }
     out.extend_from_slice(extra);
     // Members are distinct ops of the body: their positions are distinct keys.
-    out.sort_by_key(key);
+    out[start..].sort_by_key(key);
 }
 
 /// `<func>.kernel<k>`.
@@ -254,61 +290,6 @@ impl CopyCount {
             _ => false,
         }
     }
-}
-
-/// Reserves room in the module's arenas for what outlining adds (copies of the members
-/// that are not moved and of the ops nested in them, a call and a return, a function and
-/// its body per kernel), so that each grows at most once.
-fn reserve_for_copies(
-    m: &mut Module,
-    plan: &NeuronPlan,
-    extra: &[Vec<OpId>],
-    outlined: impl Fn(usize) -> bool,
-    copies: &CopyCount,
-) {
-    let mut ops = 0;
-    let mut values = 0;
-    let mut regions = 0;
-    let mut funcs = 0;
-    let kernels = plan.fusion.kernels.iter().enumerate();
-    for (k, kernel) in kernels.filter(|&(k, _)| outlined(k)) {
-        let extra = extra.get(k).map_or(&[][..], Vec::as_slice);
-        for &o in kernel.ops.iter().chain(&kernel.duplicated).chain(extra) {
-            if copies.leaves[o.index()] {
-                continue; // counted below, once per op
-            }
-            let (n, v, r) = copy_size(m, o);
-            (ops, values, regions) = (ops + n, values + v, regions + r);
-        }
-        ops += 2;
-        values += kernel.inputs.len() + kernel.outputs.len();
-        regions += 1;
-        funcs += 1;
-    }
-    // An op that leaves the body is copied once per kernel holding it but the last.
-    for (i, &n) in copies.left.iter().enumerate() {
-        if n > 1 && copies.leaves[i] {
-            let (o, v, r) = copy_size(m, OpId(i as u32));
-            let times = n as usize - 1;
-            (ops, values, regions) = (ops + o * times, values + v * times, regions + r * times);
-        }
-    }
-    m.ops.reserve(ops);
-    m.values.reserve(values);
-    m.regions.reserve(regions);
-    m.funcs.reserve(funcs);
-}
-
-/// (ops, values, regions) one copy of `o` creates (one level of nesting, as the arenas
-/// only need a good estimate).
-fn copy_size(m: &Module, o: OpId) -> (usize, usize, usize) {
-    let mut size = (1, m.op(o).results.len(), 0);
-    for &r in &m.op(o).regions {
-        size.0 += m.region(r).ops.len();
-        size.1 += m.region(r).args.len();
-        size.2 += 1;
-    }
-    size
 }
 
 /// Moves `op` (detached from the body by the caller's rebuild) into a kernel body: its

@@ -56,17 +56,26 @@ pub struct TopoOrder {
 impl TopoOrder {
     /// Region positions are a topological order of the uncontracted graph.
     pub fn new(n: usize) -> TopoOrder {
+        // Room for a kernel per op too (there are at most as many kernels as ops), so that
+        // seeding kernels never grows the tables.
+        let slots = 2 * n;
         let n = n as u32;
+        let mut key = Vec::with_capacity(slots);
+        key.extend((1..=u64::from(n)).map(|i| i * GAP));
+        let mut prev = Vec::with_capacity(slots);
+        prev.extend((0..n).map(|i| i.checked_sub(1).unwrap_or(END)));
+        let mut next = Vec::with_capacity(slots);
+        next.extend((0..n).map(|i| if i + 1 < n { i + 1 } else { END }));
+        let mut mark = Vec::with_capacity(slots);
+        mark.resize(n as usize, 0);
         TopoOrder {
             n,
-            key: (1..=u64::from(n)).map(|i| i * GAP).collect(),
-            prev: (0..n).map(|i| i.checked_sub(1).unwrap_or(END)).collect(),
-            next: (0..n)
-                .map(|i| if i + 1 < n { i + 1 } else { END })
-                .collect(),
+            key,
+            prev,
+            next,
             head: if n > 0 { 0 } else { END },
             renumbered: 0,
-            mark: vec![0; n as usize],
+            mark,
             stamp: 0,
             slots: Vec::new(),
         }
