@@ -62,6 +62,11 @@ pub fn asin(z: C) -> C {
     if z.re.is_nan() || z.im.is_nan() {
         return C::new(f64::NAN, f64::NAN);
     }
+    if x.is_infinite() || y.is_infinite() {
+        // C99 Annex G: an infinite part gives an infinite imaginary part.
+        let re = x.atan2(y);
+        return C::new(re.copysign(z.re), f64::INFINITY.copysign(z.im));
+    }
     let h = hull(x, y);
     let re = if h.b <= B_CROSSOVER {
         h.b.asin()
@@ -77,18 +82,24 @@ pub fn acos(z: C) -> C {
     if z.re.is_nan() || z.im.is_nan() {
         return C::new(f64::NAN, f64::NAN);
     }
-    let h = hull(x, y);
-    let re = if h.b <= B_CROSSOVER {
-        h.b.acos()
+    let (re, imag) = if x.is_infinite() || y.is_infinite() {
+        // C99 Annex G: `acos(+inf + iy) = 0 - i inf`, `acos(x + i inf) = π/2 - i inf`.
+        (y.atan2(x), f64::INFINITY)
     } else {
-        (hull_denominator(x, y, &h) / x).atan()
+        let h = hull(x, y);
+        let re = if h.b <= B_CROSSOVER {
+            h.b.acos()
+        } else {
+            (hull_denominator(x, y, &h) / x).atan()
+        };
+        (re, h.imag)
     };
     let re = if z.re.is_sign_negative() {
         std::f64::consts::PI - re
     } else {
         re
     };
-    C::new(re, -h.imag.copysign(z.im))
+    C::new(re, -imag.copysign(z.im))
 }
 
 /// Principal `asinh(z) = -i asin(i z)`.
@@ -107,6 +118,10 @@ pub fn acosh(z: C) -> C {
 /// `Im = ½ atan2(2y, (1-x)(1+x) - y²)`.
 pub fn atanh(z: C) -> C {
     let (x, y) = (z.re, z.im);
+    if (x.is_infinite() && !y.is_nan()) || (y.is_infinite() && !x.is_nan()) {
+        // C99 Annex G: `atanh(±inf + iy) = ±0 + i π/2 sign(y)`, likewise for `y = ±inf`.
+        return C::new(0f64.copysign(x), std::f64::consts::FRAC_PI_2.copysign(y));
+    }
     let one_m_x = 1.0 - x;
     let re = 0.25 * (4.0 * x / (one_m_x * one_m_x + y * y)).ln_1p();
     let im = 0.5 * (2.0 * y).atan2(one_m_x * (1.0 + x) - y * y);
@@ -190,5 +205,23 @@ mod tests {
             C::new(std::f64::consts::FRAC_PI_2, -a)
         ));
         assert!(acosh(C::new(-3.0, -1.0)).re > 0.0);
+    }
+
+    #[test]
+    fn infinite_arguments_follow_c99_annex_g() {
+        use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, PI};
+        let inf = f64::INFINITY;
+        // cacos(+inf + iy) = +0 - i inf; cacos(-inf + iy) = pi - i inf;
+        // cacos(x + i inf) = pi/2 - i inf; cacos(+inf + i inf) = pi/4 - i inf.
+        assert_eq!(acos(C::new(inf, 1.0)), C::new(0.0, -inf));
+        assert_eq!(acos(C::new(-inf, 1.0)), C::new(PI, -inf));
+        assert_eq!(acos(C::new(0.5, inf)), C::new(FRAC_PI_2, -inf));
+        assert_eq!(acos(C::new(inf, -inf)), C::new(FRAC_PI_4, inf));
+        // casin(+inf + iy) = pi/2 + i inf; casin(x - i inf) = 0 - i inf.
+        assert_eq!(asin(C::new(inf, 1.0)), C::new(FRAC_PI_2, inf));
+        assert_eq!(asin(C::new(2.0, -inf)), C::new(0.0, -inf));
+        // catanh(+inf + iy) = +0 + i pi/2; catanh(x - i inf) = +0 - i pi/2.
+        assert_eq!(atanh(C::new(inf, 1.0)), C::new(0.0, FRAC_PI_2));
+        assert_eq!(atanh(C::new(-3.0, -inf)), C::new(-0.0, -FRAC_PI_2));
     }
 }

@@ -9,6 +9,7 @@
 //! allocate per element.
 
 use crate::complexfn;
+use crate::complexspecial;
 use crate::mathfn::{self, ShiftKind};
 use crate::tensor::{round_f32, wrap_int, Data, Tensor};
 use neuronc_ir::{ElemType, OpKind, TensorType};
@@ -282,7 +283,7 @@ fn unary_complex(kind: OpKind, v: &[Cx<f64>], out: ElemType) -> R<Data> {
     use OpKind::*;
     let one = Cx::new(1.0, 0.0);
     let c: Vec<Cx<f64>> = match kind {
-        Abs => return Ok(Data::F64(map1(v, |z| z.norm()))),
+        Abs => return Ok(Data::F64(map1(v, complexspecial::abs))),
         Real => return Ok(Data::F64(map1(v, |z| z.re))),
         Imag => return Ok(Data::F64(map1(v, |z| z.im))),
         IsFinite => {
@@ -295,12 +296,12 @@ fn unary_complex(kind: OpKind, v: &[Cx<f64>], out: ElemType) -> R<Data> {
         ExponentialMinusOne => map1(v, complexfn::expm1),
         Log => map1(v, |z| z.ln()),
         LogPlusOne => map1(v, complexfn::log1p),
-        Sqrt => map1(v, |z| z.sqrt()),
+        Sqrt => map1(v, complexspecial::sqrt),
         Rsqrt => map1(v, |z| z.sqrt().inv()),
         Cosine => map1(v, |z| z.cos()),
         Sine => map1(v, |z| z.sin()),
         Tan | ChloTan => map1(v, |z| z.tan()),
-        Tanh => map1(v, |z| z.tanh()),
+        Tanh => map1(v, complexspecial::tanh),
         Logistic => map1(v, |z| (one + (-z).exp()).inv()),
         Sign => map1(v, |z| {
             if z.re == 0.0 && z.im == 0.0 {
@@ -356,6 +357,14 @@ pub fn binary(kind: OpKind, a: &Tensor, b: &Tensor, out: &TensorType) -> R<Tenso
             _ => Data::F64(binary_float(kind, x, y)?),
         },
         (Data::Int(x), Data::Int(y)) => Data::Int(binary_int(kind, a.elem(), x, y)?),
+        (Data::C64(x), Data::C64(y)) if is_divide(kind) => Data::C64(map2(x, y, |p, q| {
+            let w = |z: Cx<f32>| Cx::new(z.re as f64, z.im as f64);
+            let r = complexspecial::div(w(p), w(q));
+            Cx::new(r.re as f32, r.im as f32)
+        })),
+        (Data::C128(x), Data::C128(y)) if is_divide(kind) => {
+            Data::C128(map2(x, y, complexspecial::div))
+        }
         (Data::C64(x), Data::C64(y)) => Data::C64(binary_complex(kind, x, y)?),
         (Data::C128(x), Data::C128(y)) => Data::C128(binary_complex(kind, x, y)?),
         _ => return Err("operand element types differ".into()),
@@ -414,13 +423,18 @@ fn binary_int(kind: OpKind, e: ElemType, x: &[i64], y: &[i64]) -> R<Vec<i64>> {
     })
 }
 
+/// `divide` in any spelling (complex division goes through [`complexspecial::div`]).
+fn is_divide(kind: OpKind) -> bool {
+    matches!(kind, OpKind::Divide | OpKind::ChloBroadcastDivide)
+}
+
 fn binary_complex<T: Fl>(kind: OpKind, x: &[Cx<T>], y: &[Cx<T>]) -> R<Vec<Cx<T>>> {
     use OpKind::*;
     Ok(match kind {
         Add | ChloBroadcastAdd => map2(x, y, |a, b| a + b),
         Subtract | ChloBroadcastSubtract => map2(x, y, |a, b| a - b),
         Multiply | ChloBroadcastMultiply => map2(x, y, |a, b| a * b),
-        Divide | ChloBroadcastDivide => map2(x, y, |a, b| a / b),
+        // Divide is routed to `complexspecial::div` by `binary`.
         Power | ChloBroadcastPower => map2(x, y, |a, b| {
             if a.re == T::zero() && a.im == T::zero() {
                 if b.re == T::zero() && b.im == T::zero() {

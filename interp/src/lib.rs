@@ -24,6 +24,7 @@ pub mod check;
 mod collectives;
 pub mod compare;
 mod complexfn;
+mod complexspecial;
 mod conv;
 mod convert;
 mod custom;

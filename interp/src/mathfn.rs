@@ -128,13 +128,33 @@ pub fn bessel_i1e(x: f64) -> f64 {
     }
 }
 
-/// Hurwitz zeta function zeta(s, q) (s > 1, q > 0), by Euler-Maclaurin summation.
+/// Hurwitz zeta function zeta(s, q) (s > 1; q > 0, or q < 0 non-integer with integer s),
+/// by Euler-Maclaurin summation.
 pub fn zeta(s: f64, q: f64) -> f64 {
     if s == 1.0 {
         return f64::INFINITY;
     }
-    if s < 1.0 || q <= 0.0 {
+    if s < 1.0 || q.is_nan() {
         return f64::NAN;
+    }
+    if q <= 0.0 {
+        // Defined (as XLA's CHLO lowering defines it) only for integer `s` and
+        // non-integer `q`: shift `q` above zero with `zeta(s, q) = q^-s + zeta(s, q + 1)`.
+        // At a pole (q a non-positive integer) XLA gives +inf for even s, NaN otherwise.
+        let m = (-q).floor() + 1.0;
+        if q == q.floor() && s == s.floor() && s % 2.0 == 0.0 {
+            return f64::INFINITY;
+        }
+        if q == q.floor() || s != s.floor() || m > 1e6 {
+            return f64::NAN;
+        }
+        let mut head = 0.0;
+        let mut k = 0.0;
+        while k < m {
+            head += (q + k).powf(-s);
+            k += 1.0;
+        }
+        return head + zeta(s, q + m);
     }
     let n = 9;
     let mut sum = 0.0;
@@ -319,6 +339,20 @@ pub fn int_popcnt(e: ElemType, a: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn polygamma_at_negative_non_integers_and_poles() {
+        // psi1(1/2) = pi^2/2 and psi1(x) = psi1(x + 1) + 1/x^2, so psi1(-1/2) = pi^2/2 + 4.
+        let pi2 = std::f64::consts::PI * std::f64::consts::PI;
+        assert!((polygamma(1.0, -0.5) - (pi2 / 2.0 + 4.0)).abs() < 1e-10);
+        // psi1(-3/2) = psi1(-1/2) + 1/(3/2)^2.
+        assert!((polygamma(1.0, -1.5) - (pi2 / 2.0 + 4.0 + 4.0 / 9.0)).abs() < 1e-10);
+        // Poles: zeta(2, -3) = +inf (even s), zeta(3, -3) = NaN; non-integer s: NaN.
+        assert_eq!(zeta(2.0, -3.0), f64::INFINITY);
+        assert!(zeta(3.0, -3.0).is_nan() && zeta(2.5, -0.5).is_nan());
+        // Far below zero the shift would take too many terms: NaN rather than a slow loop.
+        assert!(zeta(2.0, -1e9 - 0.5).is_nan());
+    }
 
     #[test]
     fn integer_edge_cases_match_xla() {

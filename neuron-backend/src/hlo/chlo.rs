@@ -6,6 +6,7 @@
 //! covers them; `AwsNeuron*` targets are emitted only with
 //! [`super::HloOptions::neuron_custom_calls`] (XLA:CPU cannot run them).
 
+use super::complex_inf::InfPatch;
 use super::emit::{inst, Comp, Emitter};
 use super::ffi;
 use super::lower::{default_comparison_type, missing};
@@ -67,7 +68,8 @@ impl Emitter<'_> {
                 let s = self.one_minus_sq_sqrt(c, x, one);
                 let d = self.bin(c, "add", one, s);
                 let a = self.bin(c, "atan2", x, d);
-                self.bin(c, "add", a, a)
+                let r = self.bin(c, "add", a, a);
+                self.complex_inf_patch(c, InfPatch::Asin, x, r)?
             }
             K::ChloAcos => {
                 // acos(x) = 2 atan2(sqrt(1 - x^2), 1 + x), and pi at x = -1.
@@ -80,7 +82,8 @@ impl Emitter<'_> {
                 let at = self.cmp(c, "EQ", x, m1);
                 let pi = self.k(c, x, std::f64::consts::PI)?;
                 let sh = c.shape(x).clone();
-                self.add3(c, "select", sh, vec![at, pi, a2])
+                let r = self.add3(c, "select", sh, vec![at, pi, a2]);
+                self.complex_inf_patch(c, InfPatch::Acos, x, r)?
             }
             K::ChloAcosh => {
                 // acosh(x) = log(x + sqrt(x + 1) sqrt(x - 1))
@@ -94,15 +97,18 @@ impl Emitter<'_> {
                 self.un(c, "log", s)
             }
             K::ChloAsinh => self.asinh(c, x)?,
-            K::ChloAtanh => {
-                // atanh(x) = (log1p(x) - log1p(-x)) / 2
-                let n = self.un(c, "negate", x);
-                let a = self.un(c, "log-plus-one", x);
-                let b = self.un(c, "log-plus-one", n);
-                let d = self.bin(c, "subtract", a, b);
-                let h = self.k(c, x, 0.5)?;
-                self.bin(c, "multiply", d, h)
-            }
+            K::ChloAtanh => match self.complex_atanh(c, x)? {
+                Some(r) => r,
+                None => {
+                    // atanh(x) = (log1p(x) - log1p(-x)) / 2
+                    let n = self.un(c, "negate", x);
+                    let a = self.un(c, "log-plus-one", x);
+                    let b = self.un(c, "log-plus-one", n);
+                    let d = self.bin(c, "subtract", a, b);
+                    let h = self.k(c, x, 0.5)?;
+                    self.bin(c, "multiply", d, h)
+                }
+            },
             K::ChloCosh | K::ChloSinh => {
                 let n = self.un(c, "negate", x);
                 let h = self.k(c, x, 0.5)?;
@@ -273,7 +279,9 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    /// `(v0, v1, i0, i1) -> v0 > v1` over the element type of `s`.
+    /// `(v0, v1, i0, i1) -> v0 > v1` over the element type of `s`. Floats compare in
+    /// IEEE total order (`TOTALORDER`: +NaN first, -NaN last, +0.0 before -0.0), the order
+    /// `chlo.top_k` is defined by; a plain `FLOAT` compare leaves NaNs anywhere.
     fn top_k_comparator(&mut self, s: &super::proto::ShapeProto) -> Result<i64, HloError> {
         let mut c = Comp::new("topk_gt");
         let vs = with_dims(s, &[]);
@@ -282,7 +290,18 @@ impl Emitter<'_> {
         let b = self.param(&mut c, vs);
         self.param(&mut c, is.clone());
         self.param(&mut c, is);
-        let r = self.cmp(&mut c, "GT", a, b);
+        let ty = match default_comparison_type(s.element_type) {
+            "FLOAT" => "TOTALORDER",
+            other => other,
+        };
+        let mut i = inst(
+            "compare",
+            with_prim(&with_dims(s, &[]), PrimitiveType::Pred),
+            vec![a, b],
+        );
+        i.comparison_direction = "GT".into();
+        i.comparison_type = ty.into();
+        let r = self.add(&mut c, i);
         Ok(self.finish(c, r))
     }
 

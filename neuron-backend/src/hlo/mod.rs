@@ -16,6 +16,7 @@
 
 mod approx_topk;
 mod chlo;
+mod complex_inf;
 mod emit;
 mod ffi;
 mod lower;

@@ -123,7 +123,28 @@ impl Emitter<'_> {
             let refl = self.bin(c, "subtract", dg, pt);
             self.select3(c, reflect, refl, dg)
         };
+        let r = self.gamma_poles(c, kind, x, r)?;
         Ok(self.narrow(c, r, orig))
+    }
+
+    /// XLA's values where the series above is meaningless: at the poles (`x` a
+    /// non-positive integer, where `sin(pi x)` is not exactly 0 in floating point)
+    /// `lgamma = +inf` and `digamma = NaN`; `lgamma(+inf) = +inf` (`inf - inf` above).
+    fn gamma_poles(&mut self, c: &mut Comp, kind: OpKind, x: i64, r: i64) -> Result<i64, HloError> {
+        let zero = self.k(c, x, 0.0)?;
+        let le0 = self.cmp(c, "LE", x, zero);
+        let fx = self.un(c, "floor", x);
+        let int = self.cmp(c, "EQ", fx, x);
+        let pole = self.bin(c, "and", le0, int);
+        let inf = self.k(c, x, f64::INFINITY)?;
+        if kind == OpKind::ChloLgamma {
+            let r = self.select3(c, pole, inf, r);
+            let at_inf = self.cmp(c, "EQ", x, inf);
+            Ok(self.select3(c, at_inf, inf, r))
+        } else {
+            let nan = self.k(c, x, f64::NAN)?;
+            Ok(self.select3(c, pole, nan, r))
+        }
     }
 
     fn horner(&mut self, c: &mut Comp, w: i64, coeffs: &[f64]) -> Result<i64, HloError> {
@@ -382,7 +403,38 @@ impl Emitter<'_> {
         let below = self.cmp(c, "LT", s, one);
         let nan = self.k(c, s, f64::NAN)?;
         let r = self.select3(c, below, nan, r);
+        let r = self.zeta_nonpositive_q(c, s, q, r)?;
         Ok(self.narrow(c, r, orig))
+    }
+
+    /// The `q <= 0` domain of `zeta(s, q)` as XLA defines it: at a pole (`q` a
+    /// non-positive integer) `+inf` for even integer `s` and NaN otherwise; NaN for
+    /// non-integer `s`; the series value `r` for integer `s` and non-integer `q`.
+    fn zeta_nonpositive_q(
+        &mut self,
+        c: &mut Comp,
+        s: i64,
+        q: i64,
+        r: i64,
+    ) -> Result<i64, HloError> {
+        let zero = self.k(c, q, 0.0)?;
+        let q_le0 = self.cmp(c, "LE", q, zero);
+        let fq = self.un(c, "floor", q);
+        let q_int = self.cmp(c, "EQ", fq, q);
+        let fs = self.un(c, "floor", s);
+        let s_int = self.cmp(c, "EQ", fs, s);
+        let two = self.k(c, s, 2.0)?;
+        let rem = self.bin(c, "remainder", s, two);
+        let even = self.cmp(c, "EQ", rem, zero);
+        let s_even = self.bin(c, "and", s_int, even);
+        let inf = self.k(c, s, f64::INFINITY)?;
+        let nan = self.k(c, s, f64::NAN)?;
+        let pole_val = self.select3(c, s_even, inf, nan);
+        let pole = self.bin(c, "and", q_le0, q_int);
+        let s_frac = self.un(c, "not", s_int);
+        let undefined = self.bin(c, "and", q_le0, s_frac);
+        let r = self.select3(c, undefined, nan, r);
+        Ok(self.select3(c, pole, pole_val, r))
     }
 
     /// `polygamma(n, x)`.
