@@ -37,8 +37,14 @@ fn large_model_fixtures() {
 }
 
 fn check_fixtures(max_bytes: u64) {
+    // `NEURONC_FIXTURE=name` checks only the fixtures whose file name contains `name`.
+    let only = std::env::var("NEURONC_FIXTURE").ok();
     for path in fixtures() {
         if std::fs::metadata(&path).map_or(true, |md| md.len() > max_bytes) {
+            continue;
+        }
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if only.as_deref().is_some_and(|o| !name.contains(o)) {
             continue;
         }
         let Ok(src) = std::fs::read_to_string(&path) else {
@@ -129,14 +135,44 @@ fn assert_sbuf_tenants_disjoint(out: &EngineOutput, path: &std::path::Path) {
         for x in &active {
             assert!(
                 !(x.2 < u.3 && u.2 < x.3),
-                "{}: SBUF buffers {} and {} share addresses while both in use ({:?} / {:?})",
+                "{}: SBUF buffers {} and {} share addresses while both in use ({:?} / {:?})\n{}\n{}",
                 path.display(),
                 p.buffers[x.4].name,
                 p.buffers[u.4].name,
                 (x.0, x.1),
-                (u.0, u.1)
+                (u.0, u.1),
+                users(out, x.4),
+                users(out, u.4),
             );
         }
         active.push(u);
     }
+}
+
+/// The instructions that name SBUF buffer `buf`, one a line (for failure messages).
+fn users(out: &EngineOutput, buf: usize) -> String {
+    let p = &out.lowered.program;
+    let s = &out.schedule;
+    let b = &p.buffers[buf];
+    let mut lines = vec![format!("{} @{}+{}:", b.name, b.offset, b.bytes)];
+    for ins in &p.instrs {
+        let names = ins
+            .reads
+            .iter()
+            .chain(&ins.writes)
+            .any(|&x| x as usize == buf);
+        if names {
+            let i = ins.id as usize;
+            lines.push(format!(
+                "  i{} k{} {} [{:.9}, {:.9}] deps {:?}",
+                i,
+                ins.kernel,
+                ins.op.mnemonic(),
+                s.start[i],
+                s.end[i],
+                ins.deps
+            ));
+        }
+    }
+    lines.join("\n")
 }

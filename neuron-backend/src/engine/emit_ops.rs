@@ -4,13 +4,15 @@
 //! Owns: [`lower_compute`] and the per-kernel context [`Kx`].
 //! Invariants: within a record, an op's instruction depends on the instructions that
 //! produce its operands in the same record; a streamed value's slot (two per stream,
-//! double buffering) is rewritten in record `c` only after record `c - 2`'s readers
-//! (write-after-read dependency); resident outputs depend on the previous tenant of their
-//! SBUF range.
+//! double buffering) is rewritten in record `c` only after record `c - 2`'s readers and
+//! writers (write-after-read and write-after-write dependencies); the instruction that
+//! really writes a resident output waits for the previous tenants of its SBUF range: the
+//! PSUM eviction for an epilogue fused into it (it writes the epilogue's result), a copy
+//! for a view (slice, broadcast, folded convert) kept resident.
 
 use crate::engine::classify::{OpWork, ANY_EW};
 use crate::engine::isa::{BufId, Engine, Instr, InstrId, Opcode};
-use crate::engine::kernel_io::{load_inputs, plan_memory, slot_war};
+use crate::engine::kernel_io::{load_inputs, note_writes, plan_memory, slot_war};
 use crate::engine::lower::{share, Avail, EngineError, Lowerer};
 use crate::engine::tiling::{
     elems_bytes, matmul_dims, partition_extent, root, split, MatmulDims, Tiling,
@@ -56,6 +58,8 @@ pub(super) struct Mm {
     pub(super) nm: u64,
     /// Op index fused into the PSUM eviction, and its function name.
     pub(super) fused: Option<(usize, &'static str)>,
+    /// Results of the fused op: the eviction writes them (not the matmul's result).
+    pub(super) fused_out: Vec<ValueId>,
 }
 
 /// Per-kernel lowering context.
@@ -73,6 +77,11 @@ pub(super) struct Kx {
     pub(super) first_war: FxHashMap<ValueId, Vec<InstrId>>,
     /// Instructions that write each stream slot or whole-load buffer.
     pub(super) writers: FxHashMap<ValueId, Vec<InstrId>>,
+    /// The last writers of each stream slot per slot parity (record `c` writes parity
+    /// `c % 2`): the next write of that slot waits for them (write-after-write), so the
+    /// WAR chain back to the range's previous tenants holds even for a record in which
+    /// nothing reads the slot.
+    pub(super) slot_writers: FxHashMap<ValueId, [Vec<InstrId>; 2]>,
     /// Inputs loaded whole into a local buffer (their readers are tracked in `readers` and
     /// never taken: such a buffer is written once).
     pub(super) whole: FxHashSet<ValueId>,
@@ -104,6 +113,34 @@ pub(super) struct Kx {
     /// A one-batch matmul's stationary operand whose records read row ranges of it
     /// ([`crate::engine::row_order::RowOrder`]).
     pub(super) rows: Option<crate::engine::row_order::RowOrder>,
+}
+
+impl Kx {
+    /// An empty context for kernel `k` tiled by `tiling` (`walk`: see [`Kx::walk`]).
+    pub(super) fn new(k: u32, tiling: Tiling, walk: Option<(u64, Vec<u64>)>) -> Kx {
+        Kx {
+            k,
+            tiling,
+            inputs: Vec::new(),
+            slots: FxHashMap::default(),
+            readers: FxHashMap::default(),
+            first_war: FxHashMap::default(),
+            writers: FxHashMap::default(),
+            slot_writers: FxHashMap::default(),
+            whole: FxHashSet::default(),
+            alias: FxHashMap::default(),
+            resident_out: FxHashMap::default(),
+            prod: FxHashMap::default(),
+            all: Vec::new(),
+            resident_readers: FxHashMap::default(),
+            local: Vec::new(),
+            gathered: FxHashMap::default(),
+            single: FxHashSet::default(),
+            batch: None,
+            walk,
+            rows: None,
+        }
+    }
 }
 
 /// Lowers the compute of kernel `k` (at order position `pos`).
@@ -139,31 +176,13 @@ pub(crate) fn lower_compute(
         || works
             .iter()
             .any(|w| matches!(w, OpWork::Pool { .. } | OpWork::Opaque { .. }));
-    let mut kx = Kx {
-        k: k as u32,
-        tiling,
-        inputs: Vec::new(),
-        slots: FxHashMap::default(),
-        readers: FxHashMap::default(),
-        first_war: FxHashMap::default(),
-        writers: FxHashMap::default(),
-        whole: FxHashSet::default(),
-        alias: FxHashMap::default(),
-        resident_out: FxHashMap::default(),
-        prod: FxHashMap::default(),
-        all: Vec::new(),
-        resident_readers: FxHashMap::default(),
-        local: Vec::new(),
-        gathered: FxHashMap::default(),
-        single: FxHashSet::default(),
-        batch: mm
-            .as_ref()
-            .and_then(|mm| crate::engine::kernel_io::batch_order(lw, mm.op, mm.d.b, mm.ms, mm.nm)),
-        walk,
-        rows: mm.as_ref().and_then(|mm| {
-            crate::engine::row_order::row_order(lw, mm.op, mm.d.b, mm.lhs_stationary, mm.ms, mm.nm)
-        }),
-    };
+    let mut kx = Kx::new(k as u32, tiling, walk);
+    kx.batch = mm
+        .as_ref()
+        .and_then(|mm| crate::engine::kernel_io::batch_order(lw, mm.op, mm.d.b, mm.ms, mm.nm));
+    kx.rows = mm.as_ref().and_then(|mm| {
+        crate::engine::row_order::row_order(lw, mm.op, mm.d.b, mm.lhs_stationary, mm.ms, mm.nm)
+    });
     let first_op = m.op(ops[0]).kind.short_name();
     plan_memory(lw, &mut kx, k, pos, ops, &works, needed, whole, first_op)?;
     let relayouts = relayouts_of(lw, ops);
@@ -342,6 +361,7 @@ fn matmul_of(lw: &Lowerer, ops: &[OpId], works: &[OpWork]) -> Option<Mm> {
         (d.n, d.m)
     };
     let fused = fusable_epilogue(lw, ops, works, i);
+    let fused_out = fused.map_or_else(Vec::new, |(j, _)| m.op(ops[j]).results.clone());
     Some(Mm {
         op,
         d,
@@ -350,6 +370,7 @@ fn matmul_of(lw: &Lowerer, ops: &[OpId], works: &[OpWork]) -> Option<Mm> {
         ms,
         nm,
         fused,
+        fused_out,
     })
 }
 
@@ -590,8 +611,35 @@ fn emit_op(
         return;
     }
     let res = o.results.first().copied();
-    let out_war: Vec<InstrId> = o.results.iter().flat_map(|&r| slot_war(kx, r, c)).collect();
+    // A matmul's eviction writes the result of the epilogue fused into it.
+    let outs: Vec<ValueId> = match (work, mm) {
+        (OpWork::Matmul, Some(mm)) => o.results.iter().chain(&mm.fused_out).copied().collect(),
+        _ => o.results.clone(),
+    };
+    let out_war: Vec<InstrId> = outs.iter().flat_map(|&r| slot_war(kx, r, c)).collect();
     let ids: Vec<InstrId> = match work {
+        OpWork::Relabel | OpWork::HbmConstant if resident_dst(kx, op, lw).is_some() => {
+            // A view (a slice, a broadcast, a convert folded into its reader) that stays
+            // resident for later kernels needs its own copy of the data: a copy writes it
+            // into the resident range, after that range's previous tenants.
+            let mut deps = operand_deps(lw, kx, op);
+            deps.extend(out_war);
+            let copy = OpWork::Elementwise {
+                name: "copy",
+                inputs: 1,
+                engines: ANY_EW,
+            };
+            vec![crate::engine::emit_mm::compute_record(
+                lw,
+                kx.k,
+                &kx.tiling,
+                op,
+                &copy,
+                count,
+                deps,
+                resident_dst(kx, op, lw),
+            )]
+        }
         OpWork::Relabel | OpWork::HbmConstant => {
             let deps = operand_deps(lw, kx, op);
             for &r in &o.results {
@@ -610,11 +658,12 @@ fn emit_op(
                 };
                 let (sd, md) = (deps_of(st), deps_of(mv));
                 let func = mm.fused.map_or("copy", |(_, f)| f);
-                let slot = res.and_then(|r| {
+                // The fused result's buffer, else the matmul result's.
+                let slot = mm.fused_out.iter().chain(&res).find_map(|r| {
                     kx.resident_out
-                        .get(&r)
+                        .get(r)
                         .map(|x| x.0)
-                        .or(kx.slots.get(&r).copied())
+                        .or(kx.slots.get(r).copied())
                 });
                 crate::engine::emit_mm::matmul_record(
                     lw,
@@ -649,9 +698,11 @@ fn emit_op(
     for &id in &ids {
         note_reader(lw, kx, op, c, id);
     }
-    for r in o.results.iter().filter(|r| kx.slots.contains_key(r)) {
-        if !ids.is_empty() {
-            kx.writers.entry(*r).or_default().extend_from_slice(&ids);
+    if !ids.is_empty() {
+        for &r in &outs {
+            if kx.slots.contains_key(&r) {
+                note_writes(kx, r, c, &ids);
+            }
         }
     }
     kx.all.extend_from_slice(&ids);
@@ -674,6 +725,14 @@ fn emit_op(
         kx.all.push(id);
         kx.prod.insert(r, vec![id]);
     }
+}
+
+/// The resident output buffer a result of `op` goes to, if any.
+fn resident_dst(kx: &Kx, op: OpId, lw: &Lowerer) -> Option<BufId> {
+    let o = lw.m.op(op);
+    o.results
+        .iter()
+        .find_map(|r| kx.resident_out.get(r).map(|x| x.0))
 }
 
 /// The numbers `emit_mm::matmul_record` needs.

@@ -5,14 +5,14 @@
 //!
 //! Owns: `plan_memory`, `resolve_inputs`, `load_inputs` and their helpers; split out of
 //! `emit_ops`, whose per-kernel context (`Kx`) they fill in.
-//! Invariants: a slot is rewritten in record `c` only after the readers of record
-//! `c - 2` (of `c - 1` when it is single-buffered; a store counts as a reader, and so does
-//! any reader of a view of the value, e.g. a broadcast); the first writes of a local
-//! buffer wait for the last accessors of the previous tenants of *its own* address range
-//! only, so a kernel's first loads can run while earlier kernels still use other ranges
-//! (cross-kernel prefetch, as far as SBUF space allows); an input already resident is
-//! never loaded again, unless the kernel's own slots cannot fit otherwise, in which case
-//! the resident inputs are spilled and streamed. A record of a batched matmul waits only
+//! Invariants: a slot is rewritten in record `c` only after the readers and writers of
+//! record `c - 2` (of `c - 1` too when it is single-buffered; a store counts as a
+//! reader, and so does any reader of a view of the value, e.g. a broadcast); the first
+//! writes of a local buffer wait for the last accessors of the previous tenants of *its
+//! own* address range only, so a kernel's first loads can run while earlier kernels still
+//! use other ranges (cross-kernel prefetch, as far as SBUF space allows); an input
+//! already resident is never loaded again, unless the kernel's own slots cannot fit
+//! otherwise, in which case the resident inputs are spilled and streamed. A record of a batched matmul waits only
 //! for the pieces of its batch-major operands that hold its own batches ([`BatchOrder`]);
 //! a record of a streaming kernel waits for the pieces of an input that overlap its part
 //! of the walk, exactly (partial last tiles included) when the producer's piece ends are
@@ -414,7 +414,7 @@ pub(super) fn load_inputs(lw: &mut Lowerer, kx: &mut Kx, c: usize, count: u32) {
                             vec![slot],
                         );
                         kx.all.push(id);
-                        kx.writers.entry(r).or_default().push(id);
+                        note_writes(kx, r, c, &[id]);
                         loaded.insert(r, id);
                         id
                     }
@@ -428,7 +428,7 @@ pub(super) fn load_inputs(lw: &mut Lowerer, kx: &mut Kx, c: usize, count: u32) {
                         let deps = slot_war(kx, r, c);
                         let id = crate::engine::emit_mm::memset(lw, kx, r, slot, count, deps);
                         kx.all.push(id);
-                        kx.writers.entry(r).or_default().push(id);
+                        note_writes(kx, r, c, &[id]);
                         loaded.insert(r, id);
                         id
                     }
@@ -595,24 +595,35 @@ pub(super) fn anchor_elems(_lw: &Lowerer, kx: &Kx) -> u64 {
     kx.tiling.tiles() * kx.tiling.parts as u64 * kx.tiling.free as u64
 }
 
-/// WAR dependencies for writing value `v` in record `c`: the readers of record `c - 2`
-/// (and of `c - 1` when `v` has a single slot), plus, for the first two records, the last
-/// accessors of the previous tenants of `v`'s own local range (not of the whole kernel's:
-/// a slot whose range is free can be filled while other ranges are still in use).
+/// Records that `ids` write `v`'s slot in record `c`.
+pub(super) fn note_writes(kx: &mut Kx, v: ValueId, c: usize, ids: &[InstrId]) {
+    kx.writers.entry(v).or_default().extend_from_slice(ids);
+    kx.slot_writers.entry(v).or_default()[c % 2] = ids.to_vec();
+}
+
+/// Dependencies for writing value `v` in record `c`: the readers (WAR) and writers (WAW)
+/// of record `c - 2` (and of `c - 1` when `v` has a single slot), plus, for the first two
+/// records, the last accessors of the previous tenants of `v`'s own local range (not of
+/// the whole kernel's: a slot whose range is free can be filled while other ranges are
+/// still in use). Through the writers, every later write of the slot is ordered after
+/// those previous tenants, whether or not anything read the slot in between.
 pub(super) fn slot_war(kx: &mut Kx, v: ValueId, c: usize) -> Vec<InstrId> {
     let single = kx.single.contains(&v);
-    let mut deps = kx
-        .readers
-        .get_mut(&v)
-        .map(|r| {
-            let mut d = std::mem::take(&mut r[c % 2]);
-            if single {
-                // One slot: record `c - 1`'s readers too.
-                d.append(&mut r[(c + 1) % 2]);
-            }
-            d
-        })
-        .unwrap_or_default();
+    let parities: &[usize] = if single {
+        // One slot: record `c - 1`'s accessors too.
+        &[c % 2, (c + 1) % 2]
+    } else {
+        &[c % 2]
+    };
+    let mut deps = Vec::new();
+    for &q in parities {
+        if let Some(r) = kx.readers.get_mut(&v) {
+            deps.append(&mut r[q]);
+        }
+        if let Some(w) = kx.slot_writers.get(&v) {
+            deps.extend_from_slice(&w[q]);
+        }
+    }
     if c < 2 {
         deps.extend(kx.first_war.get(&v).into_iter().flatten());
     }
@@ -624,7 +635,39 @@ pub(super) fn slot_war(kx: &mut Kx, v: ValueId, c: usize) -> Vec<InstrId> {
 
 #[cfg(test)]
 mod tests {
-    use super::BatchOrder;
+    use super::{note_writes, slot_war, BatchOrder};
+    use crate::engine::emit_ops::Kx;
+    use crate::engine::tiling::Tiling;
+    use neuronc_ir::ValueId;
+
+    fn kx() -> Kx {
+        Kx::new(0, Tiling::new(4 * 128 * 2048, 128, 1, 4, 4), None)
+    }
+
+    /// A slot written in records 0 and 1 and never read: the write of record 2 (same
+    /// slot as record 0) still waits for record 0's writer, which waited for the range's
+    /// previous tenants; with one slot, record 1's writer too.
+    #[test]
+    fn a_rewrite_waits_for_the_previous_writer_of_its_slot() {
+        let v = ValueId(7);
+        let mut k = kx();
+        k.first_war.insert(v, vec![3]);
+        assert_eq!(slot_war(&mut k, v, 0), vec![3]);
+        note_writes(&mut k, v, 0, &[10]);
+        note_writes(&mut k, v, 1, &[11]);
+        assert_eq!(slot_war(&mut k, v, 2), vec![10]);
+        k.readers.entry(v).or_default()[1].push(12);
+        let mut w = slot_war(&mut k, v, 3);
+        w.sort_unstable();
+        assert_eq!(w, vec![11, 12]);
+        let mut single = kx();
+        single.single.insert(v);
+        note_writes(&mut single, v, 0, &[20]);
+        note_writes(&mut single, v, 1, &[21]);
+        let mut w = slot_war(&mut single, v, 2);
+        w.sort_unstable();
+        assert_eq!(w, vec![20, 21]);
+    }
 
     /// 4 batches of 2 chunks, in 4 records of 2 chunks (one batch each) and 8 pieces of
     /// the operand (two per batch): record `c` reads pieces `2c` and `2c + 1`.
