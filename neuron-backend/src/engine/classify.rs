@@ -16,6 +16,14 @@ use neuronc_passes::neuron::fusion::{classify, OpClass};
 
 /// Engines that can run an elementwise op with one tensor input.
 pub const ANY_EW: &[Engine] = &[Engine::Vector, Engine::Scalar, Engine::GpSimd];
+
+/// A copy on any elementwise engine: also what a view (slice, broadcast, folded convert)
+/// becomes when its data must exist in a buffer of its own.
+pub const COPY: OpWork = OpWork::Elementwise {
+    name: "copy",
+    inputs: 1,
+    engines: ANY_EW,
+};
 /// Engines for two-tensor-input ops (ScalarE reads at most one tensor, facts §1.5).
 pub const TWO_INPUT: &[Engine] = &[Engine::Vector, Engine::GpSimd];
 /// ScalarE only (activation LUTs).
@@ -185,11 +193,7 @@ pub fn op_work(m: &Module, op: OpId, cross_partition: bool, in_compute_kernel: b
             name: "iota",
             cycles_per_elem: 1.0,
         },
-        Pad | Concatenate | Convert | BitcastConvert => OpWork::Elementwise {
-            name: "copy",
-            inputs: 1,
-            engines: ANY_EW,
-        },
+        Pad | Concatenate | Convert | BitcastConvert => COPY,
         _ if is_transcendental(k) => OpWork::Elementwise {
             name: k.short_name(),
             inputs: 1,

@@ -10,7 +10,7 @@
 //! PSUM eviction for an epilogue fused into it (it writes the epilogue's result), a copy
 //! for a view (slice, broadcast, folded convert) kept resident.
 
-use crate::engine::classify::{OpWork, ANY_EW};
+use crate::engine::classify::{OpWork, COPY};
 use crate::engine::isa::{BufId, Engine, Instr, InstrId, Opcode};
 use crate::engine::kernel_io::{load_inputs, note_writes, plan_memory, slot_war};
 use crate::engine::lower::{share, Avail, EngineError, Lowerer};
@@ -161,11 +161,7 @@ pub(crate) fn lower_compute(
     {
         for (i, &o) in ops.iter().enumerate() {
             if m.op(o).results.iter().any(|r| needed.contains(r)) && works[i] == OpWork::Relabel {
-                works[i] = OpWork::Elementwise {
-                    name: "copy",
-                    inputs: 1,
-                    engines: ANY_EW,
-                };
+                works[i] = COPY;
             }
         }
     }
@@ -617,29 +613,15 @@ fn emit_op(
         _ => o.results.clone(),
     };
     let out_war: Vec<InstrId> = outs.iter().flat_map(|&r| slot_war(kx, r, c)).collect();
+    // A view (a slice, a broadcast, a convert folded into its reader) that stays resident
+    // for later kernels needs its own copy of the data: a copy writes it into the resident
+    // range, after that range's previous tenants.
+    let view_dst = match work {
+        OpWork::Relabel | OpWork::HbmConstant => resident_dst(lw, kx, op),
+        _ => None,
+    };
+    let work = if view_dst.is_some() { &COPY } else { work };
     let ids: Vec<InstrId> = match work {
-        OpWork::Relabel | OpWork::HbmConstant if resident_dst(kx, op, lw).is_some() => {
-            // A view (a slice, a broadcast, a convert folded into its reader) that stays
-            // resident for later kernels needs its own copy of the data: a copy writes it
-            // into the resident range, after that range's previous tenants.
-            let mut deps = operand_deps(lw, kx, op);
-            deps.extend(out_war);
-            let copy = OpWork::Elementwise {
-                name: "copy",
-                inputs: 1,
-                engines: ANY_EW,
-            };
-            vec![crate::engine::emit_mm::compute_record(
-                lw,
-                kx.k,
-                &kx.tiling,
-                op,
-                &copy,
-                count,
-                deps,
-                resident_dst(kx, op, lw),
-            )]
-        }
         OpWork::Relabel | OpWork::HbmConstant => {
             let deps = operand_deps(lw, kx, op);
             for &r in &o.results {
@@ -691,7 +673,7 @@ fn emit_op(
                 work,
                 count,
                 deps,
-                res.and_then(|r| kx.slots.get(&r).copied()),
+                view_dst.or_else(|| res.and_then(|r| kx.slots.get(&r).copied())),
             )]
         }
     };
@@ -728,7 +710,7 @@ fn emit_op(
 }
 
 /// The resident output buffer a result of `op` goes to, if any.
-fn resident_dst(kx: &Kx, op: OpId, lw: &Lowerer) -> Option<BufId> {
+fn resident_dst(lw: &Lowerer, kx: &Kx, op: OpId) -> Option<BufId> {
     let o = lw.m.op(op);
     o.results
         .iter()

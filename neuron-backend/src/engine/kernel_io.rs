@@ -12,11 +12,11 @@
 //! own* address range only, so a kernel's first loads can run while earlier kernels still
 //! use other ranges (cross-kernel prefetch, as far as SBUF space allows); an input
 //! already resident is never loaded again, unless the kernel's own slots cannot fit
-//! otherwise, in which case the resident inputs are spilled and streamed. A record of a batched matmul waits only
-//! for the pieces of its batch-major operands that hold its own batches ([`BatchOrder`]);
-//! a record of a streaming kernel waits for the pieces of an input that overlap its part
-//! of the walk, exactly (partial last tiles included) when the producer's piece ends are
-//! known (`Avail::piece_ends`).
+//! otherwise, in which case the resident inputs are spilled and streamed. A record of a
+//! batched matmul waits only for the pieces of its batch-major operands that hold its own
+//! batches ([`BatchOrder`]); a record of a streaming kernel waits for the pieces of an
+//! input that overlap its part of the walk, exactly (partial last tiles included) when
+//! the producer's piece ends are known (`Avail::piece_ends`).
 
 use crate::engine::classify::OpWork;
 use crate::engine::emit_ops::{Kx, Src};
