@@ -2,15 +2,20 @@
 //! generic -O2 clean-up: each kernel (ops, layout, bytes) and every refused fusion with the
 //! rule that refused it. `--json` prints one object with the summary metrics
 //! (`kernels`, `hbm_bytes`, `hbm_bytes_unfused`, `transposes`, `transpose_bytes`,
-//! `matmul_operand_bytes`) and the details.
+//! `matmul_operand_bytes`) and the details. Ops are named `kind@line:col` after where they
+//! start in FILE (the whole file's lines under `--split-input-file`), or `kind#id` when a
+//! pass created them.
 
 use clap::Args;
-use neuronc_passes::neuron::explain::Explanation;
+use codespan_reporting::files::{Files, SimpleFile};
+use neuronc_ir::{Module, OpId};
+use neuronc_passes::neuron::explain::{op_name, Explanation};
 use serde_json::json;
 
 use super::{input, Command, Ctx, Status};
 use crate::build::plan_entry;
 use crate::error::Error;
+use crate::source::Unit;
 
 #[derive(Args, Debug)]
 pub struct ExplainArgs {
@@ -27,11 +32,26 @@ impl Command for ExplainArgs {
         let (text, status) = input::each_unit(ctx, &self.file, |session, unit| {
             let mut module = session.load(unit)?;
             let (func, plan) = plan_entry(&mut module)?;
-            let e = Explanation::new(&module, &func.name, &plan);
+            let file = SimpleFile::new("", unit.source.text.as_str());
+            let name = |m: &Module, op: OpId| located_name(&file, unit, m, op);
+            let e = Explanation::with_names(&module, &func.name, &plan, &name);
             Ok(if json { to_json(&e) } else { e.to_text() })
         })?;
         input::write_output(ctx, None, &text)?;
         Ok(status)
+    }
+}
+
+/// `kind@line:col` of an op parsed from `unit` (1-based, columns in characters), else
+/// [`op_name`]'s fallback.
+fn located_name(file: &SimpleFile<&str, &str>, unit: &Unit, m: &Module, op: OpId) -> String {
+    let o = m.op(op);
+    if o.span.end == 0 {
+        return op_name(m, op);
+    }
+    match file.location((), unit.range.start + o.span.start as usize) {
+        Ok(at) => format!("{}@{}:{}", o.kind.short_name(), at.line_number, at.column_number),
+        Err(_) => op_name(m, op),
     }
 }
 

@@ -2,10 +2,14 @@
 //! candidate with the rule that refused it, plus the summary metrics.
 //!
 //! Owns: [`Explanation`] (plain data, built from a [`NeuronPlan`]) and its text rendering.
-//! The CLI serializes the same data as JSON. Ops are named `kind@offset` after their source
-//! byte offset (or `kind#id` for ops created by passes), which is stable for a given input.
+//! The CLI serializes the same data as JSON. Ops are named by the caller's naming function
+//! (the CLI: `kind@line:col` in the input file); [`op_name`], the default, names them
+//! `kind@offset` after their source byte offset. Ops created by passes have no source
+//! position and are named `kind#id`. Both are stable for a given input.
+//! Every refused fusion carries its rule's kebab-case name and a sentence saying why, with
+//! the numbers the rule compared.
 
-use super::fusion::{classify, OpClass};
+use super::fusion::{classify, OpClass, Rule};
 use super::graph::value_bytes;
 use super::NeuronPlan;
 use neuronc_ir::{Module, OpId};
@@ -50,7 +54,9 @@ pub struct KernelInfo {
 pub struct RejectionInfo {
     pub producer: String,
     pub kernel: usize,
+    /// Kebab-case rule name.
     pub rule: &'static str,
+    /// Why the rule refused, as a sentence.
     pub detail: String,
 }
 
@@ -64,8 +70,17 @@ pub fn op_name(m: &Module, op: OpId) -> String {
     }
 }
 
+/// Names an op for a report (see [`op_name`]).
+pub type OpNamer<'a> = dyn Fn(&Module, OpId) -> String + 'a;
+
 impl Explanation {
+    /// The plan's report with ops named by [`op_name`].
     pub fn new(m: &Module, function: &str, plan: &NeuronPlan) -> Self {
+        Self::with_names(m, function, plan, &op_name)
+    }
+
+    /// The plan's report with ops named by `name`.
+    pub fn with_names(m: &Module, function: &str, plan: &NeuronPlan, name: &OpNamer) -> Self {
         let kernels = plan
             .fusion
             .kernels
@@ -74,8 +89,8 @@ impl Explanation {
             .map(|(id, k)| KernelInfo {
                 id,
                 kind: kernel_kind(m, &k.ops),
-                ops: k.ops.iter().map(|&o| op_name(m, o)).collect(),
-                duplicated: k.duplicated.iter().map(|&o| op_name(m, o)).collect(),
+                ops: k.ops.iter().map(|&o| name(m, o)).collect(),
+                duplicated: k.duplicated.iter().map(|&o| name(m, o)).collect(),
                 output_partition_dims: k.outputs.iter().map(|&v| plan.layout.of(v)).collect(),
                 input_bytes: k.inputs.iter().map(|&v| value_bytes(m, v)).sum(),
                 output_bytes: k.outputs.iter().map(|&v| value_bytes(m, v)).sum(),
@@ -87,10 +102,10 @@ impl Explanation {
             .rejections
             .iter()
             .map(|r| RejectionInfo {
-                producer: op_name(m, r.producer),
+                producer: name(m, r.producer),
                 kernel: r.kernel,
                 rule: r.rule.name(),
-                detail: format!("{:?}", r.rule),
+                detail: rule_detail(&r.rule, m.op(r.producer).kind.short_name()),
             })
             .collect();
         Explanation {
@@ -109,19 +124,22 @@ impl Explanation {
     /// Human-readable report.
     pub fn to_text(&self) -> String {
         let mut s = String::new();
+        let plural = if self.kernels.len() == 1 { "" } else { "s" };
         let _ = writeln!(
             s,
-            "function @{}: {} kernels",
+            "function @{}: {} kernel{plural}",
             self.function,
             self.kernels.len()
         );
-        let _ = writeln!(
+        let _ = write!(
             s,
-            "hbm bytes: {} fused, {} unfused ({:.1}x less)",
-            self.hbm_bytes,
-            self.hbm_bytes_unfused,
-            self.hbm_bytes_unfused as f64 / self.hbm_bytes.max(1) as f64
+            "hbm bytes: {} fused, {} unfused",
+            self.hbm_bytes, self.hbm_bytes_unfused
         );
+        let _ = match self.hbm_bytes {
+            0 => writeln!(s),
+            b => writeln!(s, " ({:.1}x less)", self.hbm_bytes_unfused as f64 / b as f64),
+        };
         let _ = writeln!(
             s,
             "transposes: {} moving {} bytes ({:.2}% of {} matmul operand bytes); cross-partition reductions: {}",
@@ -156,6 +174,50 @@ impl Explanation {
             }
         }
         s
+    }
+}
+
+/// Why `rule` refused to fuse a `producer` op into a kernel, as a sentence.
+fn rule_detail(rule: &Rule, producer: &str) -> String {
+    match rule {
+        Rule::OpaqueOp(kind) => format!(
+            "{} runs as a kernel of its own (gathers, scatters, sorts, control flow and \
+             custom calls are never fused)",
+            kind.short_name()
+        ),
+        Rule::OneMatmulPerKernel => {
+            "the kernel already has its TensorE contraction, and a kernel holds one".into()
+        }
+        Rule::MatmulEpilogueOnly => format!(
+            "a kernel with a matmul may only continue with elementwise ops, and fusing \
+             {producer} would put other work (a reduction or a loop) after its matmul"
+        ),
+        Rule::MatmulPrologueNotCheap => format!(
+            "only converts, broadcasts and relabels may feed a matmul inside its kernel, \
+             so {producer}'s result goes through HBM"
+        ),
+        Rule::ReduceIntoReduce => {
+            "a reduction's result may not feed another reduction in the same kernel".into()
+        }
+        Rule::MismatchedReductions => {
+            "the kernel already reduces rows of another shape; all its reductions share one".into()
+        }
+        Rule::WouldCreateCycle => format!(
+            "a user of {producer} outside the kernel leads back into it, so the two kernels \
+             would depend on each other"
+        ),
+        Rule::SbufCapacity {
+            per_partition_bytes,
+            budget,
+        } => format!(
+            "keeping the kernel's reduction rows resident would take {:.1} KiB per SBUF \
+             partition, over the budget of {:.1} KiB",
+            *per_partition_bytes as f64 / 1024.0,
+            *budget as f64 / 1024.0
+        ),
+        Rule::TooManyInputs { inputs, limit } => format!(
+            "the kernel would stream {inputs} distinct inputs from HBM, over the limit of {limit}"
+        ),
     }
 }
 

@@ -178,9 +178,9 @@ pub enum Rule {
     /// Fusing would create a cycle between kernels (a user outside leads back in).
     WouldCreateCycle,
     /// Resident reduction rows would exceed the per-partition SBUF budget.
-    SbufCapacity { per_partition_bytes: u64 },
+    SbufCapacity { per_partition_bytes: u64, budget: u64 },
     /// Too many distinct external inputs.
-    TooManyInputs { inputs: usize },
+    TooManyInputs { inputs: usize, limit: usize },
 }
 
 impl Rule {

@@ -574,7 +574,10 @@ impl<'a> Planner<'a> {
         }
         let inputs = self.tensor_inputs_with(p, k);
         if inputs > self.cfg.max_inputs {
-            return Err(Rule::TooManyInputs { inputs });
+            return Err(Rule::TooManyInputs {
+                inputs,
+                limit: self.cfg.max_inputs,
+            });
         }
         Ok(duplicate)
     }
@@ -679,6 +682,7 @@ impl<'a> Planner<'a> {
         if per_partition > self.cfg.sbuf_partition_bytes {
             return Err(Rule::SbufCapacity {
                 per_partition_bytes: per_partition,
+                budget: self.cfg.sbuf_partition_bytes,
             });
         }
         Ok(())
