@@ -50,7 +50,12 @@ fn located_name(file: &SimpleFile<&str, &str>, unit: &Unit, m: &Module, op: OpId
         return op_name(m, op);
     }
     match file.location((), unit.range.start + o.span.start as usize) {
-        Ok(at) => format!("{}@{}:{}", o.kind.short_name(), at.line_number, at.column_number),
+        Ok(at) => format!(
+            "{}@{}:{}",
+            o.kind.short_name(),
+            at.line_number,
+            at.column_number
+        ),
         Err(_) => op_name(m, op),
     }
 }

@@ -138,7 +138,11 @@ impl Explanation {
         );
         let _ = match self.hbm_bytes {
             0 => writeln!(s),
-            b => writeln!(s, " ({:.1}x less)", self.hbm_bytes_unfused as f64 / b as f64),
+            b => writeln!(
+                s,
+                " ({:.1}x less)",
+                self.hbm_bytes_unfused as f64 / b as f64
+            ),
         };
         let _ = writeln!(
             s,
