@@ -8,7 +8,8 @@
 
 use std::time::Instant;
 
-use neuronc_backend::engine::{compile_function, AutoCast, CoreModel, EngineOptions, Report};
+use neuronc_backend::engine::{compile_function, CoreModel, EngineOptions};
+pub use neuronc_backend::engine::{AutoCast, Report};
 use neuronc_backend::sim::{self, SimOptions};
 use neuronc_backend::{emit_hlo_module, HloOptions};
 use neuronc_interp::Tensor;
@@ -98,6 +99,16 @@ pub struct BuildOptions {
     /// `trn1`, `trn2` or `inf2`.
     pub target: String,
     pub auto_cast: AutoCast,
+}
+
+impl Default for BuildOptions {
+    /// The command line's defaults: `--target trn1 --auto-cast matmult`.
+    fn default() -> Self {
+        BuildOptions {
+            target: "trn1".into(),
+            auto_cast: AutoCast::default(),
+        }
+    }
 }
 
 /// The files of an artifact directory, by name, plus the report for the summary.

@@ -12,8 +12,24 @@
 //! }
 //! ```
 //!
+//! Compiling for a NeuronCore gives the artifact files in memory (the CLI's `compile` writes
+//! them to a directory) and the report behind the summary:
+//!
+//! ```no_run
+//! use neuronc::build::{build, BuildOptions};
+//! let text = std::fs::read_to_string("model.mlir").unwrap();
+//! let module = neuronc::compile("model.mlir", &text)?;
+//! let opts = BuildOptions { target: "trn2".into(), ..BuildOptions::default() };
+//! let artifacts = build(module, &opts)?;
+//! for (name, bytes) in &artifacts.files {
+//!     println!("{name}: {} bytes", bytes.len()); // model.hlo.pb, program.nir, ...
+//! }
+//! println!("predicted {:.3} ms", artifacts.report.predicted_time_s * 1e3);
+//! # Ok::<(), neuronc::Error>(())
+//! ```
+//!
 //! Modules: [`source`] (inputs and `// -----` units), [`session`] (parse / verify / print
-//! / stats with timings), [`error`] (the typed [`Error`] carrying diagnostics and their
+//! / stats with timings), [`build`] (the `compile` pipeline and its artifacts), [`error`] (the typed [`Error`] carrying diagnostics and their
 //! source), [`stats`] (cost statistics). The command line lives in [`cli`] (clap
 //! definitions, subcommands, diagnostic rendering) and the golden-file runner in
 //! [`golden`]; library users need neither.
