@@ -91,6 +91,13 @@ pub enum Error {
     /// An input file is not UTF-8 text.
     #[error("cannot read {path}: not valid UTF-8")]
     NotUtf8 { path: String },
+    /// An `HloModuleProto` input could not be translated to StableHLO.
+    #[error("cannot import {path}: {source}")]
+    HloImport {
+        path: String,
+        #[source]
+        source: neuronc_backend::hlo_import::ImportError,
+    },
     /// An output could not be written.
     #[error("cannot write {path}: {source}")]
     Write {

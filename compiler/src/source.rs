@@ -28,10 +28,18 @@ impl Source {
         })
     }
 
-    /// Reads `path`; `name` is what diagnostics show.
+    /// Reads `path`; `name` is what diagnostics show. A `.pb` file is a serialized XLA
+    /// `HloModuleProto`: its text is the StableHLO it translates to (see
+    /// `neuronc_backend::hlo_import`), and diagnostics point into that text.
     pub fn read(path: &Path, name: impl Into<String>) -> Result<Arc<Source>, Error> {
         let name = name.into();
         match std::fs::read(path) {
+            Ok(bytes) if path.extension().is_some_and(|e| e == "pb") => {
+                match neuronc_backend::hlo_import::hlo_proto_to_stablehlo(&bytes) {
+                    Ok(text) => Ok(Source::new(name, text)),
+                    Err(source) => Err(Error::HloImport { path: name, source }),
+                }
+            }
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(text) => Ok(Source::new(name, text)),
                 Err(_) => Err(Error::NotUtf8 { path: name }),
