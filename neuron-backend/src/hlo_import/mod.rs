@@ -5,8 +5,8 @@
 //! Owns: [`hlo_proto_to_stablehlo`], [`ImportError`], and the walk over computations: the
 //! entry computation becomes `func.func @main`; a computation reached by `call` or `fusion`
 //! becomes a private function; one reached by `reduce`, `sort`, `scatter`, `while`,
-//! `conditional`, … becomes that op's region. Instructions are translated in `ops`,
-//! shapes and literals in `types`.
+//! `conditional`, … becomes that op's region. Instructions are translated in `ops` (their
+//! attributes in `attrs`), shapes and literals in `types`.
 //!
 //! Tuples do not exist in the output: every tuple-shaped instruction value is a tree of
 //! SSA values ([`Val`]); `tuple` and `get-tuple-element` only rearrange that tree, tuple
@@ -18,6 +18,7 @@
 //! in the whole module (`%vN`, `%aN` for block arguments); computations are emitted once
 //! each, in first-use order, so the output is deterministic.
 
+mod attrs;
 mod ops;
 mod types;
 
