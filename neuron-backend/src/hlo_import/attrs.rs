@@ -198,21 +198,6 @@ pub(super) fn collective_attrs(i: &HloInstructionProto) -> Result<Vec<String>, I
     Ok(a)
 }
 
-/// The dimensions and the element type of `tensor<AxBxT>`.
-pub(super) fn split_type(t: &str) -> (Vec<&str>, &str) {
-    let mut rest = t.strip_prefix("tensor<").unwrap_or(t);
-    rest = rest.strip_suffix('>').unwrap_or(rest);
-    let mut dims = Vec::new();
-    while let Some((d, tail)) = rest.split_once('x') {
-        if d.is_empty() || !d.bytes().all(|b| b.is_ascii_digit()) {
-            break;
-        }
-        dims.push(d);
-        rest = tail;
-    }
-    (dims, rest)
-}
-
 /// A string attribute with MLIR escapes.
 pub(super) fn quote(s: &str) -> String {
     let mut q = String::from("\"");

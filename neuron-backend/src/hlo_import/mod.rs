@@ -19,6 +19,7 @@
 //! each, in first-use order, so the output is deterministic.
 
 mod attrs;
+mod bitcast;
 mod ops;
 mod types;
 
@@ -51,10 +52,32 @@ impl ImportError {
     }
 }
 
-/// Decodes a serialized `HloModuleProto` and translates it to StableHLO text.
+/// `xla.HloProto`, the wrapper XLA's `--xla_dump_hlo_as_proto` writes (`*.hlo.pb`): the
+/// module and its buffer assignment (not read).
+#[derive(Clone, PartialEq, prost::Message)]
+struct HloProto {
+    #[prost(message, optional, tag = "1")]
+    hlo_module: Option<HloModuleProto>,
+}
+
+/// Decodes a serialized `HloModuleProto` (or an `HloProto` wrapping one, as XLA's dumps
+/// are) and translates it to StableHLO text.
 pub fn hlo_proto_to_stablehlo(bytes: &[u8]) -> Result<String, ImportError> {
-    let m = HloModuleProto::decode(bytes).map_err(|e| ImportError::Decode(e.to_string()))?;
-    module_to_stablehlo(&m)
+    let direct = HloModuleProto::decode(bytes);
+    if let Ok(m) = &direct {
+        if !m.computations.is_empty() {
+            return module_to_stablehlo(m);
+        }
+    }
+    match HloProto::decode(bytes) {
+        Ok(HloProto {
+            hlo_module: Some(m),
+        }) if !m.computations.is_empty() => module_to_stablehlo(&m),
+        _ => match direct {
+            Err(e) => Err(ImportError::Decode(e.to_string())),
+            Ok(_) => Err(ImportError::malformed("the module has no computations")),
+        },
+    }
 }
 
 /// Translates a decoded `HloModuleProto` to StableHLO text.
@@ -261,14 +284,23 @@ impl<'m> Importer<'m> {
         depth: usize,
     ) -> Result<Val, ImportError> {
         let mut vals: FxHashMap<i64, Val> = FxHashMap::default();
+        let mut shapes: FxHashMap<i64, &ShapeProto> = FxHashMap::default();
         for i in &c.instructions {
+            if let Some(s) = &i.shape {
+                shapes.insert(i.id, s);
+            }
+            let operand_shapes: Vec<&ShapeProto> = i
+                .operand_ids
+                .iter()
+                .filter_map(|o| shapes.get(o).copied())
+                .collect();
             let v = if i.opcode == "parameter" {
                 params
                     .get(i.parameter_number as usize)
                     .cloned()
                     .ok_or_else(|| ImportError::malformed("parameter out of range"))
             } else {
-                self.instruction(i, &vals, out, depth)
+                self.instruction(i, &vals, &operand_shapes, out, depth)
             };
             let v = v.map_err(|e| ImportError::At {
                 computation: c.name.clone(),

@@ -8,9 +8,9 @@
 //! does not know is [`ImportError::Unsupported`].
 
 use super::attrs::*;
-use super::types::{self, leaf_types, tensor_type};
+use super::types::{self, leaf_types};
 use super::{pad, shape_of, type_list, ImportError, Importer, Typed, Val};
-use crate::hlo::proto::HloInstructionProto;
+use crate::hlo::proto::{HloInstructionProto, ShapeProto};
 use rustc_hash::FxHashMap;
 use std::fmt::Write;
 
@@ -76,11 +76,13 @@ struct OpText<'a> {
 }
 
 impl Importer<'_> {
-    /// Translates instruction `i` (its operands are in `vals`), appending ops to `out`.
+    /// Translates instruction `i` (its operands' values are in `vals`, their shapes in
+    /// `operand_shapes`), appending ops to `out`.
     pub(super) fn instruction(
         &mut self,
         i: &HloInstructionProto,
         vals: &FxHashMap<i64, Val>,
+        operand_shapes: &[&ShapeProto],
         out: &mut String,
         depth: usize,
     ) -> Result<Val, ImportError> {
@@ -136,27 +138,15 @@ impl Importer<'_> {
             }
             "copy" | "domain" | "add-dependency" => return operand(0).cloned(),
             "bitcast" if !types::is_tuple(shape) => {
-                // A layout-level reinterpretation: a reshape, a bitcast-convert when the
-                // element type changes (same bit width), or nothing at all.
-                let Val::Leaf(_, from) = operand(0)? else {
+                let Val::Leaf(n, t) = operand(0)? else {
                     return Err(ImportError::malformed("bitcast of a tuple"));
                 };
-                let to = tensor_type(shape)?;
-                if *from == to {
-                    return operand(0).cloned();
-                }
-                let ((from_dims, from_elem), (to_dims, to_elem)) =
-                    (split_type(from), split_type(&to));
-                let name = if from_elem == to_elem {
-                    "stablehlo.reshape"
-                } else if from_dims == to_dims {
-                    "stablehlo.bitcast_convert"
-                } else {
-                    return Err(ImportError::Unsupported(format!(
-                        "bitcast from {from} to {to} (shape and element type both change)"
-                    )));
-                };
-                op(name, vec![])?
+                let from_shape = operand_shapes
+                    .first()
+                    .copied()
+                    .ok_or_else(|| ImportError::malformed("bitcast operand without a shape"))?;
+                let (n, t) = self.bitcast((n.clone(), t.clone()), from_shape, shape, out, depth)?;
+                return Ok(Val::Leaf(n, t));
             }
             "compare" => op("stablehlo.compare", compare_attrs(i, &leaves()?)?)?,
             "custom-call" => self.custom_call(i, &all)?,
