@@ -233,9 +233,24 @@ impl NamedAttrs {
     pub fn new() -> Self {
         NamedAttrs(Vec::new())
     }
+    /// An empty list with room for `n` entries (for builders that know how many they set).
+    pub fn with_capacity(n: usize) -> Self {
+        NamedAttrs(Vec::with_capacity(n))
+    }
     /// Inserts or replaces `name`. Returns the previous value.
+    ///
+    /// Names set in increasing order (as builders and the parser mostly set them) are
+    /// appended without a search.
     pub fn set(&mut self, name: impl Into<String>, value: Attr) -> Option<Attr> {
         let name = name.into();
+        let appends = match self.0.last() {
+            Some((last, _)) => last.as_str() < name.as_str(),
+            None => true,
+        };
+        if appends {
+            self.0.push((name, value));
+            return None;
+        }
         match self.0.binary_search_by(|(n, _)| n.as_str().cmp(&name)) {
             Ok(i) => Some(std::mem::replace(&mut self.0[i].1, value)),
             Err(i) => {
@@ -341,5 +356,31 @@ impl Attr {
             }
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Attr, NamedAttrs};
+
+    fn names(a: &NamedAttrs) -> Vec<&str> {
+        a.iter().map(|(n, _)| n).collect()
+    }
+
+    #[test]
+    fn set_keeps_names_sorted_and_unique_in_any_order() {
+        // Increasing (appended), then before the first, between two, and a replacement.
+        let mut a = NamedAttrs::with_capacity(2);
+        assert_eq!(a.set("b", Attr::Bool(true)), None);
+        assert_eq!(a.set("d", Attr::Unit), None);
+        assert_eq!(a.set("a", Attr::Unit), None);
+        assert_eq!(a.set("c", Attr::Unit), None);
+        assert_eq!(a.set("b", Attr::Bool(false)), Some(Attr::Bool(true)));
+        // Replacing the last entry is not an append.
+        assert_eq!(a.set("d", Attr::Bool(true)), Some(Attr::Unit));
+        assert_eq!(names(&a), ["a", "b", "c", "d"]);
+        assert_eq!(a.bool("b"), Some(false));
+        assert_eq!(a.bool("d"), Some(true));
+        assert_eq!(a.position("c"), Some(2));
     }
 }

@@ -460,7 +460,7 @@ pub fn make_composite(
     result_types: &[TypeId],
 ) -> OpId {
     // Set in name order, so that each lands at the end of the sorted list.
-    let mut attrs = NamedAttrs::new();
+    let mut attrs = NamedAttrs::with_capacity(3);
     if !attributes.is_empty() {
         attrs.set("composite_attributes", Attr::Dict(attributes));
     }

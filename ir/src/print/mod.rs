@@ -55,6 +55,8 @@ pub(crate) struct Printer<'m> {
     indent: usize,
     /// Text of each type printed so far, by type id (types repeat on almost every line).
     type_text: Vec<Option<Box<str>>>,
+    /// The function whose value numbering `names` holds.
+    numbered: Option<usize>,
 }
 
 /// Modules with fewer ops than this print on one thread.
@@ -63,9 +65,10 @@ const PARALLEL_MIN_OPS: usize = 4096;
 /// Prints a module as MLIR text.
 ///
 /// Functions are numbered independently (values are per-function, like MLIR), so large
-/// modules print their functions on two threads, in two contiguous halves of similar
-/// printed size ([`func_weight`]), and join the texts in function order: the bytes are
-/// the same as printing on one thread.
+/// modules print on two threads: the text is cut into [`Piece`]s (whole functions, and
+/// runs of [`PIECE_OPS`] top-level ops of long bodies), which this thread takes from the
+/// front and a helper from the back until they meet, and the texts are joined in piece
+/// order: the bytes are the same as printing on one thread, whoever printed which piece.
 pub fn print_module(module: &Module, opts: &PrintOptions) -> String {
     if module.ops.len() < PARALLEL_MIN_OPS || module.funcs.len() < 2 {
         let mut p = Printer::new(module, opts, module.ops.len() * 80 + 256);
@@ -78,54 +81,103 @@ pub fn print_module(module: &Module, opts: &PrintOptions) -> String {
         p.out.push_str("}\n");
         return p.out;
     }
-    let weights: Vec<usize> = (0..module.funcs.len())
+    // Room for all the text up front in both buffers (pages are only touched when
+    // written): appending the helper's text must not move (copy) this thread's.
+    let total: usize = (0..module.funcs.len())
         .map(|f| func_weight(module, f))
-        .collect();
-    // Room for both halves' text up front: appending the second half's text must not move
-    // (copy) the first half's.
-    let total: usize = weights.iter().sum();
-    let mut p = Printer::new(module, opts, total * BYTES_PER_WEIGHT + 4096);
+        .sum();
+    let capacity = total * BYTES_PER_WEIGHT + 4096;
+    let mut p = Printer::new(module, opts, capacity);
     p.module_header();
     p.indent = 1;
     p.print_meshes();
-    // Two halves: each printer has its own value-name table and output buffer, and fresh
-    // memory costs page faults, so fewer, larger groups win. This thread prints the first
-    // half straight into the module's buffer (no copy of its text), a helper the second.
-    let split = half_point(&weights);
-    let ((), second) = crate::par::join(
-        || p.print_funcs(0..split),
+    let pieces = pieces(module);
+    let queue = PieceQueue(std::sync::Mutex::new(0..pieces.len()));
+    let ((), (text, starts)) = crate::par::join(
         || {
-            let weight: usize = weights[split..].iter().sum();
-            let mut q = Printer::new(module, opts, weight * BYTES_PER_WEIGHT);
+            while let Some(i) = queue.front() {
+                p.print_piece(&pieces[i]);
+            }
+        },
+        || {
+            let mut q = Printer::new(module, opts, capacity);
             q.indent = 1;
-            q.print_funcs(split..module.funcs.len());
-            q.out
+            // Where each piece's text starts, in printing (decreasing piece) order.
+            let mut starts = Vec::new();
+            while let Some(i) = queue.back() {
+                starts.push(q.out.len());
+                q.print_piece(&pieces[i]);
+            }
+            (q.out, starts)
         },
     );
-    p.out.push_str(&second);
+    // The helper printed the last pieces last-first (the text of the one printed `w`-th
+    // runs from `starts[w]` to the next start): append them first-first.
+    for (w, &start) in starts.iter().enumerate().rev() {
+        let stop = starts.get(w + 1).copied().unwrap_or(text.len());
+        p.out.push_str(&text[start..stop]);
+    }
     p.out.push_str("}\n");
     p.out
 }
 
-/// The number of leading functions whose weights make up about half of the total (at
-/// least one function on each side when there are two or more).
-fn half_point(weights: &[usize]) -> usize {
-    let total: usize = weights.iter().sum();
-    let mut acc = 0;
-    for (f, &w) in weights.iter().enumerate() {
-        acc += w;
-        if 2 * acc >= total {
-            return (f + 1).min(weights.len().saturating_sub(1)).max(1);
+/// Top-level ops per [`Piece`] of a long function body.
+const PIECE_OPS: usize = 64;
+
+/// A contiguous part of the printed text: the top-level ops `ops` of function `func`'s
+/// body, preceded by the function's opening line when `ops` starts the body and followed
+/// by its closing brace when `ops` ends it (a declaration is one piece without ops).
+struct Piece {
+    func: usize,
+    ops: std::ops::Range<usize>,
+}
+
+/// The pieces of a module's functions, in text order.
+fn pieces(m: &Module) -> Vec<Piece> {
+    let mut out = Vec::new();
+    for func in 0..m.funcs.len() {
+        let n = m.region(m.funcs[func].body).ops.len();
+        let mut start = 0;
+        loop {
+            let end = n.min(start + PIECE_OPS);
+            out.push(Piece {
+                func,
+                ops: start..end,
+            });
+            if end == n {
+                break;
+            }
+            start = end;
         }
     }
-    weights.len() / 2
+    out
+}
+
+/// The indices of the pieces not yet taken, taken from either end.
+struct PieceQueue(std::sync::Mutex<std::ops::Range<usize>>);
+
+impl PieceQueue {
+    fn take(&self, back: bool) -> Option<usize> {
+        let mut left = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if back {
+            left.next_back()
+        } else {
+            left.next()
+        }
+    }
+    fn front(&self) -> Option<usize> {
+        self.take(false)
+    }
+    fn back(&self) -> Option<usize> {
+        self.take(true)
+    }
 }
 
 /// Output bytes reserved per unit of [`func_weight`] (a unit prints as about 20 bytes: a
 /// value name and its type, or an op's framing).
 const BYTES_PER_WEIGHT: usize = 32;
 
-/// The balancing weight of function `f`, about proportional to its printed size: per
+/// The reservation weight of function `f`, about proportional to its printed size: per
 /// top-level op two units of framing plus one per operand and result, two per attribute,
 /// and a flat [`REGION_WEIGHT`] per nested region (reducer bodies: a few small ops).
 fn func_weight(m: &Module, f: usize) -> usize {
@@ -154,6 +206,7 @@ impl<'m> Printer<'m> {
             names: vec![Name::Unnamed; m.values.len()],
             indent: 0,
             type_text: Vec::new(),
+            numbered: None,
         }
     }
 
@@ -172,17 +225,53 @@ impl<'m> Printer<'m> {
         self.out.push_str(" {\n");
     }
 
-    fn print_funcs(&mut self, range: std::ops::Range<usize>) {
-        for f in range {
-            self.print_func(f);
+    fn print_func(&mut self, fi: usize) {
+        let n = self.m.region(self.m.funcs[fi].body).ops.len();
+        self.print_piece(&Piece {
+            func: fi,
+            ops: 0..n,
+        });
+    }
+
+    /// Prints one [`Piece`], numbering its function's values first unless this printer
+    /// holds that function's numbering already.
+    fn print_piece(&mut self, piece: &Piece) {
+        let m = self.m;
+        let f = &m.funcs[piece.func];
+        if self.numbered != Some(piece.func) {
+            let (mut nv, mut na) = (0, 0);
+            self.number_region(f.body, &mut nv, &mut na);
+            self.numbered = Some(piece.func);
+        }
+        let declaration = m.is_declaration(f);
+        if piece.ops.start == 0 {
+            self.func_open(piece.func, declaration);
+        }
+        let ops = &m.region(f.body).ops;
+        if !declaration {
+            self.indent += 1;
+            for &op in &ops[piece.ops.clone()] {
+                self.print_op(op, true);
+            }
+            self.indent -= 1;
+        }
+        if piece.ops.end == ops.len() {
+            if !declaration {
+                self.pad();
+                self.out.push('}');
+            }
+            if let Some(l) = f.loc.filter(|_| self.opts.debug_locs) {
+                self.out.push(' ');
+                self.out.push_str(&m.locs[l.index()]);
+            }
+            self.out.push('\n');
         }
     }
 
-    fn print_func(&mut self, fi: usize) {
+    /// The function's signature line, ending with ` {` and a newline for a definition.
+    fn func_open(&mut self, fi: usize, declaration: bool) {
         let m = self.m;
         let f = &m.funcs[fi];
-        let (mut nv, mut na) = (0, 0);
-        self.number_region(f.body, &mut nv, &mut na);
         self.pad();
         self.out.push_str("func.func ");
         if let Some(v) = &f.visibility {
@@ -192,7 +281,6 @@ impl<'m> Printer<'m> {
         attr::write_symbol(&mut self.out, &f.name);
         self.out.push('(');
         let args = &m.region(f.body).args;
-        let declaration = m.is_declaration(f);
         for (i, &a) in args.iter().enumerate() {
             if i > 0 {
                 self.out.push_str(", ");
@@ -208,42 +296,41 @@ impl<'m> Printer<'m> {
             }
         }
         self.out.push(')');
-        let has_res_attrs = f.result_attrs.iter().any(|d| !d.is_empty());
-        if !f.result_types.is_empty() {
-            self.out.push_str(" -> ");
-            let paren = f.result_types.len() != 1 || has_res_attrs;
-            if paren {
-                self.out.push('(');
-            }
-            for (i, &t) in f.result_types.iter().enumerate() {
-                if i > 0 {
-                    self.out.push_str(", ");
-                }
-                self.ty(t);
-                if let Some(d) = f.result_attrs.get(i).filter(|d| !d.is_empty()) {
-                    self.out.push(' ');
-                    write_attr_dict(self, d);
-                }
-            }
-            if paren {
-                self.out.push(')');
-            }
-        }
+        self.func_results(fi);
         if !f.attrs.is_empty() {
             self.out.push_str(" attributes ");
             write_attr_dict(self, &f.attrs);
         }
         if !declaration {
             self.out.push_str(" {\n");
-            self.print_region_ops(f.body, true);
-            self.pad();
-            self.out.push('}');
         }
-        if let Some(l) = f.loc.filter(|_| self.opts.debug_locs) {
-            self.out.push(' ');
-            self.out.push_str(&m.locs[l.index()]);
+    }
+
+    /// ` -> type` or ` -> (types with attributes)` (nothing without results).
+    fn func_results(&mut self, fi: usize) {
+        let f = &self.m.funcs[fi];
+        if f.result_types.is_empty() {
+            return;
         }
-        self.out.push('\n');
+        let has_res_attrs = f.result_attrs.iter().any(|d| !d.is_empty());
+        self.out.push_str(" -> ");
+        let paren = f.result_types.len() != 1 || has_res_attrs;
+        if paren {
+            self.out.push('(');
+        }
+        for (i, &t) in f.result_types.iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(", ");
+            }
+            self.ty(t);
+            if let Some(d) = f.result_attrs.get(i).filter(|d| !d.is_empty()) {
+                self.out.push(' ');
+                write_attr_dict(self, d);
+            }
+        }
+        if paren {
+            self.out.push(')');
+        }
     }
 
     /// MLIR-style numbering: this region's args and results first, then nested regions
@@ -479,16 +566,39 @@ impl<'m> Printer<'m> {
 
 #[cfg(test)]
 mod tests {
-    use super::half_point;
+    use super::{pieces, PIECE_OPS};
+    use crate::parse_module;
 
     #[test]
-    fn half_point_splits_the_weight_with_a_function_on_each_side() {
-        assert_eq!(half_point(&[1, 1]), 1);
-        assert_eq!(half_point(&[1, 1, 1, 1]), 2);
-        // The first function outweighs the rest: it is the first half alone.
-        assert_eq!(half_point(&[10, 1, 1]), 1);
-        // The last one outweighs the rest: everything before it.
-        assert_eq!(half_point(&[1, 1, 10]), 2);
-        assert_eq!(half_point(&[3, 1, 1, 1]), 1);
+    fn pieces_cover_every_body_in_order_in_runs_of_piece_ops() {
+        let ops = |n: usize| -> String {
+            (0..n)
+                .map(|i| format!("%{i} = stablehlo.negate %arg0 : tensor<f32>\n"))
+                .collect()
+        };
+        let text = format!(
+            "func.func @a(%arg0: tensor<f32>) -> tensor<f32> {{\n{}return %arg0 : tensor<f32>\n}}\n\
+             func.func private @d(tensor<f32>) -> tensor<f32>\n\
+             func.func @b(%arg0: tensor<f32>) -> tensor<f32> {{\nreturn %arg0 : tensor<f32>\n}}\n",
+            ops(2 * PIECE_OPS)
+        );
+        let m = parse_module(&text).unwrap();
+        // @a: 2 * PIECE_OPS + 1 ops (the return too) in three runs; @d: a declaration,
+        // one piece without ops; @b: one op.
+        let got: Vec<(usize, usize, usize)> = pieces(&m)
+            .iter()
+            .map(|p| (p.func, p.ops.start, p.ops.end))
+            .collect();
+        let n = PIECE_OPS;
+        assert_eq!(
+            got,
+            [
+                (0, 0, n),
+                (0, n, 2 * n),
+                (0, 2 * n, 2 * n + 1),
+                (1, 0, 0),
+                (2, 0, 1)
+            ]
+        );
     }
 }

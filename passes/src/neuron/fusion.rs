@@ -178,7 +178,10 @@ pub enum Rule {
     /// Fusing would create a cycle between kernels (a user outside leads back in).
     WouldCreateCycle,
     /// Resident reduction rows would exceed the per-partition SBUF budget.
-    SbufCapacity { per_partition_bytes: u64, budget: u64 },
+    SbufCapacity {
+        per_partition_bytes: u64,
+        budget: u64,
+    },
     /// Too many distinct external inputs.
     TooManyInputs { inputs: usize, limit: usize },
 }
@@ -242,7 +245,7 @@ impl FusionPlan {
 
 /// Plans kernels for the region of `g`.
 pub fn plan_fusion(m: &Module, g: &RegionGraph, cfg: &FusionConfig) -> FusionPlan {
-    let mut plan = plan_kernels(m, g, cfg);
+    let mut plan = plan_kernels(m, &g.order, cfg);
     plan.hbm_bytes_unfused = unfused_hbm_bytes(m, g);
     plan
 }
@@ -250,22 +253,24 @@ pub fn plan_fusion(m: &Module, g: &RegionGraph, cfg: &FusionConfig) -> FusionPla
 /// [`plan_fusion`] without [`FusionPlan::hbm_bytes_unfused`] (left 0), which
 /// [`unfused_hbm_bytes`] computes independently (on another thread in
 /// [`super::plan_function`]).
-pub(super) fn plan_kernels(m: &Module, g: &RegionGraph, cfg: &FusionConfig) -> FusionPlan {
-    let mut p = Planner::new(m, g, cfg);
-    for i in (0..g.order.len()).rev() {
-        if p.is_owned(i) || m.op(g.order[i]).kind.is_terminator() {
+/// The region is given by its ops in program order (`order`): a [`RegionGraph`] is not
+/// needed.
+pub(super) fn plan_kernels(m: &Module, order: &[OpId], cfg: &FusionConfig) -> FusionPlan {
+    let mut p = Planner::new(m, order, cfg);
+    for i in (0..order.len()).rev() {
+        if p.is_owned(i) || m.op(order[i]).kind.is_terminator() {
             continue;
         }
         p.seed(i);
     }
     let grown = p.into_grown();
-    finish(m, g, grown)
+    finish(m, order, grown)
 }
 
 /// Turns grown kernels into the plan: drops kernels whose every user got a copy,
 /// renumbers the rest, and computes outputs and HBM traffic.
-fn finish(m: &Module, g: &RegionGraph, mut grown: Grown) -> FusionPlan {
-    let pos_op = |&i: &u32| g.order[i as usize];
+fn finish(m: &Module, order: &[OpId], mut grown: Grown) -> FusionPlan {
+    let pos_op = |&i: &u32| order[i as usize];
     let facts = TypeFacts::new(m);
     let nk = grown.members.len();
     // A kernel whose ops were all copied into their users' kernels is dropped, unless
@@ -316,9 +321,11 @@ fn finish(m: &Module, g: &RegionGraph, mut grown: Grown) -> FusionPlan {
                         .map(|&u| grown.kernel_of[u as usize])
                         .any(|uk| uk != k)
                 } else {
-                    let users = g.users_of(ValueId(r)).iter();
+                    // The users of this result: the op's users that read it.
+                    let users = grown.users.of(o).iter();
                     users
-                        .map(|(u, _)| grown.kernel_of[g.pos[u]])
+                        .filter(|&&u| grown.operands.of(u).contains(&r))
+                        .map(|&u| grown.kernel_of[u as usize])
                         .any(|uk| uk != k)
                 };
                 if used_outside || read_by_some_kernel[r as usize] {
@@ -349,7 +356,7 @@ fn finish(m: &Module, g: &RegionGraph, mut grown: Grown) -> FusionPlan {
     let mut kernel_of = OpMap::with_capacity(m.ops.len());
     for (i, &k) in grown.kernel_of.iter().enumerate() {
         if let Some(&new) = renumber.get(k as usize).filter(|&&n| n != usize::MAX) {
-            kernel_of.insert(g.order[i], new);
+            kernel_of.insert(order[i], new);
         }
     }
     let rejections = grown

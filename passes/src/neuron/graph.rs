@@ -377,6 +377,7 @@ impl MaxQueue {
     /// Longest queue searched linearly from the end (longer ones: binary search).
     const SCAN: usize = 32;
 
+    #[inline]
     pub(super) fn push(&mut self, i: u32) {
         let items = &mut self.items;
         if items.len() > Self::SCAN {

@@ -120,6 +120,14 @@ pub fn assign_layouts(m: &Module, g: &RegionGraph) -> LayoutPlan {
     s.finish()
 }
 
+/// Marks dirty the group of value `v` (`NONE`, or a value in no group: nothing).
+#[inline]
+fn mark_group_of(v: u32, group_of: &[u32], dirty: &mut [bool]) {
+    if let Some(&g) = group_of.get(v as usize).filter(|&&g| g != NONE) {
+        dirty[g as usize] = true;
+    }
+}
+
 /// Groups of values, flattened: group `i` is `items[start[i]..start[i + 1]]`.
 struct Groups {
     start: Vec<u32>,
@@ -244,18 +252,13 @@ impl Solver<'_> {
     /// users of `group` (their def cost reads it as an operand) and groups of the
     /// operands of ops whose first result is in `group` (their use costs read it).
     fn mark_dependents(&self, group: &[u32], group_of: &[u32], dirty: &mut [bool]) {
-        let mut mark = |v: u32| {
-            if v != NONE && group_of[v as usize] != NONE {
-                dirty[group_of[v as usize] as usize] = true;
-            }
-        };
         for &v in group {
             for &e in self.costs.uses(v) {
-                mark(self.costs.user_result(e));
+                mark_group_of(self.costs.user_result(e), group_of, dirty);
             }
             if let Some(p) = self.costs.def0(v) {
                 for o in self.costs.operands(p) {
-                    mark(o);
+                    mark_group_of(o, group_of, dirty);
                 }
             }
         }

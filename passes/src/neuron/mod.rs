@@ -49,16 +49,19 @@ const PARALLEL_MIN_OPS: usize = 256;
 
 /// Plans the body of `func`: layouts first, then kernels.
 pub fn plan_function(m: &Module, func: &Func, cfg: &FusionConfig) -> NeuronPlan {
-    let graph = RegionGraph::new(m, func.body);
-    // Layout assignment and fusion planning read the same graph and not each other's
+    // Layout assignment and fusion planning read the same region and not each other's
     // results, so in large regions they run on two threads (each is deterministic on its
-    // own): fusion, the longer, on this one, layout with the unfused traffic on a helper.
-    let kernels = || fusion::plan_kernels(m, &graph, cfg);
+    // own): fusion, the longer, on this one straight from the region's op list; the
+    // dataflow graph, layout and the unfused traffic on a helper.
+    let order = &m.region(func.body).ops;
+    let kernels = || fusion::plan_kernels(m, order, cfg);
     let layouts = || {
+        let graph = RegionGraph::new(m, func.body);
         let layout = layout::assign_layouts(m, &graph);
-        (layout, fusion::unfused_hbm_bytes(m, &graph))
+        let unfused = fusion::unfused_hbm_bytes(m, &graph);
+        (graph, layout, unfused)
     };
-    let (mut fusion, (layout, unfused)) = if graph.order.len() >= PARALLEL_MIN_OPS {
+    let (mut fusion, (graph, layout, unfused)) = if order.len() >= PARALLEL_MIN_OPS {
         neuronc_ir::par::join(kernels, layouts)
     } else {
         (kernels(), layouts())

@@ -368,7 +368,7 @@ fn kernel_call(
     types: &[neuronc_ir::TypeId],
     partition_dims: Vec<i64>,
 ) -> OpId {
-    let mut comp = NamedAttrs::new();
+    let mut comp = NamedAttrs::with_capacity(2);
     comp.set("kernel", Attr::Int(k as i64, ElemType::Int(64)));
     comp.set(
         "partition_dims",

@@ -24,9 +24,9 @@
 
 use super::cycle::{Outcome, Reach};
 use super::fusion::{classify, FusionConfig, OpClass, Rejection, Rows, Rule};
-use super::graph::{Csr, MaxQueue, RegionGraph, TypeFacts};
+use super::graph::{captured_values, Csr, MaxQueue, TypeFacts};
 use super::topo::{Node, TopoOrder};
-use neuronc_ir::{Module, ValueId};
+use neuronc_ir::{Module, OpId, ValueId};
 
 /// "No kernel" / "no stamp" / "no row".
 const NONE: u32 = u32::MAX;
@@ -86,7 +86,8 @@ impl Current {
 
 /// Queues the producers of op `of` not yet queued while growing kernel `k`
 /// ([`OpState::tried`]), so that each is popped, latest first, at most once per kernel.
-#[inline]
+/// Runs once per op joining a kernel: inlined into its two callers.
+#[inline(always)]
 fn queue_producers(producers: &Csr, ops: &mut [OpState], queue: &mut MaxQueue, of: u32, k: u32) {
     for &q in producers.of(of) {
         let tried = &mut ops[q as usize].tried;
@@ -176,6 +177,8 @@ pub struct Grown {
     pub results: Csr,
     pub single: Vec<u32>,
     pub users: Csr,
+    /// Per op: its operands and the values its regions capture (value indices).
+    pub operands: Csr,
 }
 
 impl Grown {
@@ -241,7 +244,8 @@ pub struct OpState {
 
 /// Greedy consumer-first kernel growth over one region.
 pub struct Planner<'a> {
-    g: &'a RegionGraph,
+    /// The region's ops in program order (positions index it).
+    order: &'a [OpId],
     cfg: &'a FusionConfig,
     ops: Vec<OpState>,
     /// Each op's [`OpKind`](neuronc_ir::OpKind) (for rejections).
@@ -291,12 +295,16 @@ pub struct Planner<'a> {
 }
 
 impl<'a> Planner<'a> {
-    pub fn new(m: &'a Module, g: &'a RegionGraph, cfg: &'a FusionConfig) -> Self {
-        let n = g.order.len();
+    /// The planner over the ops of one region, `order` (program order). It reads only
+    /// the module and `order` (not a [`super::graph::RegionGraph`], which layout
+    /// assignment builds meanwhile on another thread).
+    pub fn new(m: &'a Module, order: &'a [OpId], cfg: &'a FusionConfig) -> Self {
+        let n = order.len();
         let facts = TypeFacts::new(m);
         let mut values = ValueTables::new(m.values.len());
-        let mut operands = Csr::with_capacity(n, g.use_count());
-        let mut producers = Csr::with_capacity(n, g.use_count());
+        let uses = order.iter().map(|&op| m.op(op).operands.len()).sum();
+        let mut operands = Csr::with_capacity(n, uses);
+        let mut producers = Csr::with_capacity(n, uses);
         let mut results = Csr::with_capacity(n, n);
         let mut single = Vec::with_capacity(n);
         let mut ops = Vec::with_capacity(n);
@@ -304,7 +312,7 @@ impl<'a> Planner<'a> {
         let mut row_of = Vec::with_capacity(n);
         let mut rows = Rows::default();
         // One pass in program order: every operand's producer precedes its user.
-        for (i, &op) in g.order.iter().enumerate() {
+        for (i, &op) in order.iter().enumerate() {
             let o = m.op(op);
             for &v in &o.operands {
                 values.read(m, &facts, v, &mut operands, &mut producers);
@@ -312,7 +320,7 @@ impl<'a> Planner<'a> {
             // Values captured by an op's regions (a `case` branch reading an argument) are
             // its inputs too: the kernel must load them and keep them alive.
             if !o.regions.is_empty() {
-                for &v in g.captured_by(i) {
+                for v in captured_values(m, op) {
                     values.read(m, &facts, v, &mut operands, &mut producers);
                 }
             }
@@ -354,7 +362,7 @@ impl<'a> Planner<'a> {
         let users = producers.transpose(n);
         let ValueTables { vals, tensor } = values;
         Planner {
-            g,
+            order,
             cfg,
             ops,
             kind,
@@ -428,6 +436,7 @@ impl<'a> Planner<'a> {
             results: self.results,
             single: self.single,
             users: self.users,
+            operands: self.operands,
         }
     }
 
@@ -447,7 +456,7 @@ impl<'a> Planner<'a> {
                 Err(rule) => {
                     self.delta_for = NONE;
                     self.rejections.push(Rejection {
-                        producer: self.g.order[p as usize],
+                        producer: self.order[p as usize],
                         kernel: k as usize,
                         rule,
                     });

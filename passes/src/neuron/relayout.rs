@@ -167,7 +167,7 @@ fn identity_func(
 fn make_relayout(m: &mut Module, g: &Group, callee: &str) -> OpId {
     let int = |v: i64| Attr::Int(v, ElemType::Int(64));
     // Set in name order, so that each lands at the end of the sorted list.
-    let mut comp = NamedAttrs::new();
+    let mut comp = NamedAttrs::with_capacity(3);
     comp.set("bytes", int(g.bytes.min(i64::MAX as u64) as i64));
     comp.set("from", int(part_attr(g.from)));
     comp.set("to", int(part_attr(g.to)));
