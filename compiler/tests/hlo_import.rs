@@ -157,7 +157,6 @@ const INTERPRETER_GAPS: &[(&str, &str)] = &[
          result depends on the sort algorithm, and the interpreter's is not XLA's",
     ),
     ("jax/topk_approx_tpu.mlir", "as jax/topk_approx.mlir"),
-    ("jax/complex_special.mlir", "atan2 of complex operands"),
 ];
 
 fn main() {

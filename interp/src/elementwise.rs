@@ -446,6 +446,13 @@ fn binary_complex<T: Fl>(kind: OpKind, x: &[Cx<T>], y: &[Cx<T>]) -> R<Vec<Cx<T>>
                 (b * a.ln()).exp()
             }
         }),
+        // XLA's complex atan2(y, x): -i * log((x + iy) / sqrt(x^2 + y^2)).
+        Atan2 | ChloBroadcastAtan2 => map2(x, y, |a, b| {
+            let i = Cx::new(T::zero(), T::one());
+            let q = b + i * a;
+            let s = (b * b + a * a).sqrt();
+            -(i * (q / s).ln())
+        }),
         _ => return Err("not defined on complex".into()),
     })
 }
