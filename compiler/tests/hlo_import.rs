@@ -18,27 +18,13 @@
 //! there (the same StableHLO text runs to the framework's outputs on XLA:CPU), but the
 //! interpreter computes something else for it.
 
+mod outputs;
+
 use libtest_mimic::{Arguments, Failed, Trial};
 use neuronc::build::{build, BuildOptions};
 use neuronc_backend::hlo_import::{hlo_proto_to_stablehlo, ImportError};
-use neuronc_interp::compare::{compare, max_abs, narrow_tolerance};
-use neuronc_interp::{npz, Tensor};
+use neuronc_interp::Tensor;
 use std::path::{Path, PathBuf};
-
-fn cases(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            cases(&p, out);
-        } else if p.extension().is_some_and(|e| e == "mlir") && p.with_extension("npz").is_file() {
-            out.push(p);
-        }
-    }
-}
 
 /// Runs `text`'s entry function on `args` with the default (strict) float semantics.
 fn run(text: &str, name: &str, args: Vec<Tensor>) -> Result<Vec<Tensor>, String> {
@@ -49,14 +35,9 @@ fn run(text: &str, name: &str, args: Vec<Tensor>) -> Result<Vec<Tensor>, String>
 }
 
 fn run_case(path: &Path, rtol: f64, atol_factor: f64) -> Result<(), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let module = neuronc::compile("case", &text).map_err(|e| e.to_string())?;
-    let func = module.entry().ok_or("no entry")?.name.clone();
-    let arrays = npz::read_npz(&path.with_extension("npz")).map_err(|e| e.to_string())?;
-    let types = neuronc_interp::arg_types(&module, &func).map_err(|e| e.to_string())?;
-    let args = npz::load_args(&arrays, &types).map_err(|e| e.to_string())?;
-    let half = computes_in_half(&module);
-    let artifacts = build(module, &BuildOptions::default()).map_err(|e| e.to_string())?;
+    let case = outputs::load(path, None)?;
+    let half = outputs::computes_in_half(&case.module);
+    let artifacts = build(case.module, &BuildOptions::default()).map_err(|e| e.to_string())?;
     let pb = artifacts
         .files
         .iter()
@@ -64,53 +45,24 @@ fn run_case(path: &Path, rtol: f64, atol_factor: f64) -> Result<(), String> {
         .ok_or("no model.hlo.pb")?;
     let imported = hlo_proto_to_stablehlo(&pb.1).map_err(|e| format!("import: {e}"))?;
     let reference = half
-        .then(|| run(&text, "trace", args.clone()))
+        .then(|| run(&case.text, "trace", case.args.clone()))
         .transpose()?;
-    let outs = run(&imported, "model.hlo.pb", args)?;
-    for (i, o) in outs.iter().enumerate() {
-        let key = npz::out_key(i);
-        let exp = match &reference {
-            Some(r) => r.get(i).cloned().ok_or("missing output")?,
-            None => npz::take(&arrays, &key, o.ty()).map_err(|e| format!("{key}: {e}"))?,
-        };
-        let (rtol, atol_factor) = narrow_tolerance(o.elem(), rtol, atol_factor);
-        compare(&exp, o, rtol, atol_factor * max_abs(&exp)).map_err(|e| format!("{key}: {e}"))?;
-    }
-    Ok(())
+    let outs = run(&imported, "model.hlo.pb", case.args)?;
+    outputs::check(&outs, reference.as_deref(), &case.arrays, rtol, atol_factor)
 }
 
 /// A jax-written `HloModuleProto` against jax's outputs.
 fn run_jax_proto(pb: &Path) -> Result<(), String> {
     let stem = pb.file_name().and_then(|n| n.to_str()).ok_or("name")?;
     let npz_path = pb.with_file_name(format!("{}.npz", stem.split('.').next().unwrap_or(stem)));
-    let source = neuronc::Source::read(pb, stem).map_err(|e| e.to_string())?;
-    let module = neuronc::compile_source(&source).map_err(|e| e.to_string())?;
-    let func = module.entry().ok_or("no entry")?.name.clone();
-    let arrays = npz::read_npz(&npz_path).map_err(|e| e.to_string())?;
-    let types = neuronc_interp::arg_types(&module, &func).map_err(|e| e.to_string())?;
-    let args = npz::load_args(&arrays, &types).map_err(|e| e.to_string())?;
+    let case = outputs::load(pb, Some(&npz_path))?;
     let opts = neuronc_interp::RunOptions {
         float_semantics: neuronc_interp::FloatSemantics::Xla,
         ..Default::default()
     };
-    let outs =
-        neuronc_interp::run_function(&module, &func, args, &opts).map_err(|e| e.to_string())?;
-    for (i, o) in outs.iter().enumerate() {
-        let key = npz::out_key(i);
-        let exp = npz::take(&arrays, &key, o.ty()).map_err(|e| format!("{key}: {e}"))?;
-        let (rtol, atol_factor) = narrow_tolerance(o.elem(), 1e-4, 1e-5);
-        compare(&exp, o, rtol, atol_factor * max_abs(&exp)).map_err(|e| format!("{key}: {e}"))?;
-    }
-    Ok(())
-}
-
-/// Whether some value of the module has a bf16 or f16 element type.
-fn computes_in_half(m: &neuronc::ir::Module) -> bool {
-    use neuronc::ir::ElemType;
-    (0..m.values.len()).any(|i| {
-        m.tensor_type(neuronc::ir::ValueId(i as u32))
-            .is_some_and(|t| matches!(t.elem, ElemType::BF16 | ElemType::F16))
-    })
+    let outs = neuronc_interp::run_function(&case.module, &case.func, case.args, &opts)
+        .map_err(|e| e.to_string())?;
+    outputs::check(&outs, None, &case.arrays, 1e-4, 1e-5)
 }
 
 /// Garbage, a truncated proto and an unknown opcode are typed errors naming the problem.
@@ -163,7 +115,7 @@ fn main() {
     let args = Arguments::from_args();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
     let mut paths = Vec::new();
-    cases(&root, &mut paths);
+    outputs::cases(&root, &mut paths);
     let mut trials: Vec<Trial> = paths
         .into_iter()
         .map(|p| {

@@ -11,26 +11,13 @@
 //! `xla` semantics in the interpreter's fixture tests).
 //! Also: `--auto-cast matmult` equals rounding the matmul operands to bf16 by hand.
 
+mod outputs;
+
 use libtest_mimic::{Arguments, Failed, Trial};
 use neuronc_backend::engine::AutoCast;
-use neuronc_interp::compare::{compare, max_abs, narrow_tolerance};
-use neuronc_interp::{npz, Tensor};
-use std::path::{Path, PathBuf};
-
-fn cases(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            cases(&p, out);
-        } else if p.extension().is_some_and(|e| e == "mlir") && p.with_extension("npz").is_file() {
-            out.push(p);
-        }
-    }
-}
+use neuronc_interp::compare::compare;
+use neuronc_interp::Tensor;
+use std::path::Path;
 
 fn simulate(text: &str, name: &str, inputs: Vec<Tensor>, cast: AutoCast) -> Vec<Tensor> {
     let module = neuronc::compile(name, text).expect("verifies");
@@ -41,37 +28,22 @@ fn simulate(text: &str, name: &str, inputs: Vec<Tensor>, cast: AutoCast) -> Vec<
 }
 
 fn run_case(path: &Path, rtol: f64, atol_factor: f64) -> Result<(), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let module = neuronc::compile("case", &text).map_err(|e| e.to_string())?;
-    let func = module.entry().ok_or("no entry")?.name.clone();
-    let arrays = npz::read_npz(&path.with_extension("npz")).map_err(|e| e.to_string())?;
-    let types = neuronc_interp::arg_types(&module, &func).map_err(|e| e.to_string())?;
-    let args = npz::load_args(&arrays, &types).map_err(|e| e.to_string())?;
-    let strict = computes_in_half(&module)
-        .then(|| neuronc_interp::run_function(&module, &func, args.clone(), &Default::default()))
+    let case = outputs::load(path, None)?;
+    let strict = outputs::computes_in_half(&case.module)
+        .then(|| {
+            neuronc_interp::run_function(
+                &case.module,
+                &case.func,
+                case.args.clone(),
+                &Default::default(),
+            )
+        })
         .transpose()
         .map_err(|e| e.to_string())?;
-    let (outs, _) = neuronc::build::simulate(module, &func, args, "trn1", AutoCast::None)
-        .map_err(|e| e.to_string())?;
-    for (i, o) in outs.iter().enumerate() {
-        let key = npz::out_key(i);
-        let exp = match &strict {
-            Some(reference) => reference.get(i).cloned().ok_or("missing output")?,
-            None => npz::take(&arrays, &key, o.ty()).map_err(|e| format!("{key}: {e}"))?,
-        };
-        let (rtol, atol_factor) = narrow_tolerance(o.elem(), rtol, atol_factor);
-        compare(&exp, o, rtol, atol_factor * max_abs(&exp)).map_err(|e| format!("{key}: {e}"))?;
-    }
-    Ok(())
-}
-
-/// Whether some value of the module has a bf16 or f16 element type.
-fn computes_in_half(m: &neuronc::ir::Module) -> bool {
-    use neuronc::ir::ElemType;
-    (0..m.values.len()).any(|i| {
-        m.tensor_type(neuronc::ir::ValueId(i as u32))
-            .is_some_and(|t| matches!(t.elem, ElemType::BF16 | ElemType::F16))
-    })
+    let (outs, _) =
+        neuronc::build::simulate(case.module, &case.func, case.args, "trn1", AutoCast::None)
+            .map_err(|e| e.to_string())?;
+    outputs::check(&outs, strict.as_deref(), &case.arrays, rtol, atol_factor)
 }
 
 /// `dot_general` with K = 300 (three PSUM tiles) under auto-cast, against the
@@ -116,7 +88,7 @@ fn main() {
     let args = Arguments::from_args();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
     let mut paths = Vec::new();
-    cases(&root, &mut paths);
+    outputs::cases(&root, &mut paths);
     let mut trials: Vec<Trial> = paths
         .into_iter()
         .map(|p| {

@@ -1,0 +1,85 @@
+//! Helpers shared by the tests that run fixtures against their framework outputs
+//! (`sim_fixtures`, `hlo_import`): finding `X.mlir` + `X.npz` pairs, loading a case's
+//! module and inputs, and comparing results under the fixture tolerances.
+
+#![allow(dead_code)] // each test binary uses a subset
+
+use neuronc::ir::Module;
+use neuronc_interp::compare::{compare, max_abs, narrow_tolerance};
+use neuronc_interp::npz::{self, NpyArray};
+use neuronc_interp::Tensor;
+use std::path::{Path, PathBuf};
+
+/// Every `X.mlir` under `dir` (recursively, sorted) that has an `X.npz` beside it.
+pub fn cases(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            cases(&p, out);
+        } else if p.extension().is_some_and(|e| e == "mlir") && p.with_extension("npz").is_file() {
+            out.push(p);
+        }
+    }
+}
+
+/// A loaded case: its text, verified module, entry function, npz arrays and inputs.
+pub struct Case {
+    pub text: String,
+    pub module: Module,
+    pub func: String,
+    pub arrays: Vec<(String, NpyArray)>,
+    pub args: Vec<Tensor>,
+}
+
+/// Loads `path` and the inputs `arg_*` of its `npz` (default: beside it).
+pub fn load(path: &Path, npz_path: Option<&Path>) -> Result<Case, String> {
+    let source =
+        neuronc::Source::read(path, path.display().to_string()).map_err(|e| e.to_string())?;
+    let module = neuronc::compile_source(&source).map_err(|e| e.to_string())?;
+    let func = module.entry().ok_or("no entry")?.name.clone();
+    let npz_path = npz_path.map_or_else(|| path.with_extension("npz"), Path::to_path_buf);
+    let arrays = npz::read_npz(&npz_path).map_err(|e| e.to_string())?;
+    let types = neuronc_interp::arg_types(&module, &func).map_err(|e| e.to_string())?;
+    let args = npz::load_args(&arrays, &types).map_err(|e| e.to_string())?;
+    Ok(Case {
+        text: source.text.clone(),
+        module,
+        func,
+        arrays,
+        args,
+    })
+}
+
+/// Compares each result with its reference (`reference[i]`, else `out_i` of `arrays`)
+/// under rtol and atol × max|ref|, widened to a few ulps for bf16/f16 results.
+pub fn check(
+    outs: &[Tensor],
+    reference: Option<&[Tensor]>,
+    arrays: &[(String, NpyArray)],
+    rtol: f64,
+    atol_factor: f64,
+) -> Result<(), String> {
+    for (i, o) in outs.iter().enumerate() {
+        let key = npz::out_key(i);
+        let exp = match reference {
+            Some(r) => r.get(i).cloned().ok_or("missing output")?,
+            None => npz::take(arrays, &key, o.ty()).map_err(|e| format!("{key}: {e}"))?,
+        };
+        let (rtol, atol_factor) = narrow_tolerance(o.elem(), rtol, atol_factor);
+        compare(&exp, o, rtol, atol_factor * max_abs(&exp)).map_err(|e| format!("{key}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Whether some value of the module has a bf16 or f16 element type.
+pub fn computes_in_half(m: &Module) -> bool {
+    use neuronc::ir::ElemType;
+    (0..m.values.len()).any(|i| {
+        m.tensor_type(neuronc::ir::ValueId(i as u32))
+            .is_some_and(|t| matches!(t.elem, ElemType::BF16 | ElemType::F16))
+    })
+}
