@@ -7,7 +7,9 @@
 //! so the verifier checks the translation like any input; an opcode or option this table
 //! does not know is [`ImportError::Unsupported`].
 
-use super::attrs::*;
+use super::attrs::{
+    array, collective_attrs, compare_attrs, list, quote, scatter_attrs, simple_op, window_attrs,
+};
 use super::types::{self, leaf_types};
 use super::{pad, shape_of, type_list, ImportError, Importer, Typed, Val};
 use crate::hlo::proto::{HloInstructionProto, ShapeProto};
