@@ -24,6 +24,7 @@ mod misc;
 mod reduction;
 mod sdy;
 pub mod shape;
+mod shape_infer;
 mod shape_ops;
 
 use crate::module::{Func, FuncId, Module, OpId, RegionId, ValueDef};
