@@ -186,7 +186,9 @@ pub(crate) fn lower_compute(
     let mut stores: FxHashMap<ValueId, (BufId, Vec<InstrId>)> = FxHashMap::default();
     let mut writers: FxHashMap<ValueId, Vec<InstrId>> = FxHashMap::default();
     let mut chunk0 = 0u64;
+    let all_tiles = kx.tiling.tiles().max(1) as f64;
     for (c, &count) in records.iter().enumerate() {
+        lw.left = (all_tiles - chunk0 as f64) / all_tiles;
         kx.prod.clear();
         load_inputs(lw, &mut kx, c, count);
         for (i, &op) in ops.iter().enumerate() {

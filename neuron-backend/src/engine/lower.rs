@@ -181,6 +181,8 @@ pub(crate) struct Lowerer<'a> {
     pub ahead: crate::engine::balance::Lookahead,
     /// Position of the kernel being lowered.
     pub pos: usize,
+    /// Share of the current kernel's tiles not yet emitted (for [`Lowerer::pick`]).
+    pub left: f64,
     /// Scratch for [`Lowerer::push`]: the last instruction whose dependency list saw
     /// each instruction id (plus one).
     dep_stamp: Vec<InstrId>,
@@ -367,6 +369,7 @@ impl<'a> Lowerer<'a> {
             splats: FxHashSet::default(),
             ahead: Default::default(),
             pos: 0,
+            left: 0.0,
             dep_stamp: Vec::new(),
         }
     }
@@ -661,11 +664,11 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The engine among `engines` that finishes `cost(e)` of new work first, counting the
-    /// v2 shared SBUF port of Vector and GpSimd as one resource and the work only each
-    /// engine can do in later kernels ([`crate::engine::balance`]).
+    /// v2 shared SBUF port of Vector and GpSimd as one resource, the current kernel's work
+    /// (done and forced) and, weighted less, that of the kernels around it
+    /// ([`crate::engine::balance`]).
     pub fn pick(&self, engines: &[Engine], cost: impl Fn(Engine) -> f64) -> Engine {
-        let ahead = self.ahead.after(self.pos);
-        let recent = self.ahead.recent(self.pos, self.busy);
+        let (recent, ahead) = self.ahead.loads(self.pos, self.busy, self.left);
         let load = |e: Engine| {
             let i = e.index();
             let shared =
