@@ -108,3 +108,43 @@ fn a_resident_slice_is_written_by_a_copy() {
         "{w:?}"
     );
 }
+
+/// Several independent matmul groups (two matmuls of several K tiles and column blocks,
+/// plus a third on the first's result): TensorE caches one stationary operand (facts §1.4),
+/// so on the PE stream every LoadStationary must be followed directly by the
+/// MultiplyMoving that uses it, never by another group's LoadStationary or a transpose.
+#[test]
+fn each_load_stationary_is_followed_by_its_multiply_moving() {
+    let src = r#"
+func.func @main(%x: tensor<256x384xf32>, %w: tensor<384x1024xf32>, %v: tensor<384x256xf32>, %w2: tensor<1024x128xf32>) -> (tensor<256x128xf32>, tensor<256x256xf32>) {
+  %a = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<256x384xf32>, tensor<384x1024xf32>) -> tensor<256x1024xf32>
+  %b = stablehlo.dot_general %x, %v, contracting_dims = [1] x [0] : (tensor<256x384xf32>, tensor<384x256xf32>) -> tensor<256x256xf32>
+  %c = stablehlo.dot_general %a, %w2, contracting_dims = [1] x [0] : (tensor<256x1024xf32>, tensor<1024x128xf32>) -> tensor<256x128xf32>
+  return %c, %b : tensor<256x128xf32>, tensor<256x256xf32>
+}
+"#;
+    let (_, out) = compile(src);
+    let p = &out.lowered.program;
+    let pe = &out.schedule.streams[0];
+    let mut loads = 0;
+    for (k, &id) in pe.iter().enumerate() {
+        if p.instrs[id as usize].op != Opcode::LoadStationary {
+            continue;
+        }
+        loads += 1;
+        let next = pe.get(k + 1).map(|&n| &p.instrs[n as usize]);
+        let Some(next) = next else {
+            panic!("LoadStationary i{id} is the last PE instruction");
+        };
+        assert!(
+            next.op == Opcode::MultiplyMoving && next.deps.contains(&id),
+            "LoadStationary i{id} is followed on PE by i{} ({:?}), not its MultiplyMoving",
+            next.id,
+            next.op
+        );
+    }
+    assert!(
+        loads > 4,
+        "expected several matmul groups, got {loads} LoadStationary records"
+    );
+}

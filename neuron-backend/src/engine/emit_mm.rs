@@ -85,10 +85,15 @@ pub(crate) fn matmul_record(
         ls_n as u32,
         eb,
     );
+    let (banks, war) = lw.psum.take(max_tiles.min(8) as u8);
+    // The array holds one stationary: the scheduler issues the MultiplyMoving right after
+    // its LoadStationary, so the LoadStationary also waits for everything else the
+    // MultiplyMoving needs (its moving operand, its PSUM banks).
     ls.deps = stationary_deps;
+    ls.deps.extend_from_slice(&moving_deps);
+    ls.deps.extend_from_slice(&war);
     ls.duration_s = ls_t;
     let ls_id = lw.push(ls);
-    let (banks, war) = lw.psum.take(max_tiles.min(8) as u8);
     let psum = lw.prog.buffer(
         format!("psum.b{}", banks[0]),
         Mem::Psum(banks[0]),

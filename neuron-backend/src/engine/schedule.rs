@@ -103,6 +103,7 @@ const RESOURCES: usize = NUM_STREAMS + 2;
 /// Ready lists: the four compute engines, then one for every DMA transfer.
 const LISTS: usize = 5;
 const DMA_LIST: usize = 4;
+const PE_LIST: usize = 0;
 const FIRST_QUEUE: usize = 4;
 
 #[derive(Clone, Copy, PartialEq)]
@@ -198,6 +199,7 @@ type Avail = Vec<BinaryHeap<(Time, Reverse<InstrId>)>>;
 /// The next instruction to issue and where: the candidate of the list that can start
 /// first (equal starts: the more critical one), with its list. Moves the instructions
 /// that became ready by each list's free time from *pending* to *available*.
+#[allow(clippy::too_many_arguments)]
 fn pick_next(
     p: &Program,
     cfg: Config,
@@ -206,9 +208,29 @@ fn pick_next(
     free_at: &[f64],
     pending: &mut Pending,
     avail: &mut Avail,
+    pe_next: Option<InstrId>,
 ) -> Option<(Slot, usize, usize)> {
     let mut best: Option<(Slot, f64, usize, usize)> = None;
     for l in 0..LISTS {
+        if l == PE_LIST {
+            if let Some(j) = pe_next {
+                // TensorE is locked to the MultiplyMoving of the stationary it holds.
+                let j = j as usize;
+                let start = est[j].max(free_at[l]);
+                let slot = Slot {
+                    start,
+                    end: start + p.instrs[j].duration_s,
+                    first: l,
+                    width: 1,
+                };
+                if best.is_none_or(|(b, bp, _, _)| {
+                    slot.start < b.start || (slot.start == b.start && prio[j] > bp)
+                }) {
+                    best = Some((slot, prio[j], l, j));
+                }
+                continue;
+            }
+        }
         let t = if l == DMA_LIST {
             free_at[FIRST_QUEUE..NUM_STREAMS]
                 .iter()
@@ -280,17 +302,30 @@ pub fn schedule(p: &Program, cfg: Config) -> Schedule {
             pending[list_of(ins.engine)].push(Reverse((Time(0.0), i as InstrId)));
         }
     }
+    // TensorE caches one stationary operand: once a LoadStationary issues, PE's next
+    // instruction is its MultiplyMoving, ready at that moment because the LoadStationary
+    // carries the MultiplyMoving's other dependencies (`emit_mm`).
+    let mut pe_next: Option<InstrId> = None;
     for _ in 0..n {
-        let Some((slot, l, id)) =
-            pick_next(p, cfg, &prio, &est, &free_at, &mut pending, &mut avail)
-        else {
+        let Some((slot, l, id)) = pick_next(
+            p,
+            cfg,
+            &prio,
+            &est,
+            &free_at,
+            &mut pending,
+            &mut avail,
+            pe_next,
+        ) else {
             break;
         };
-        // The candidate is the top of `avail`, else of `pending`.
-        if avail[l]
+        if pe_next == Some(id as InstrId) {
+            pe_next = None;
+        } else if avail[l]
             .peek()
             .is_some_and(|&(_, Reverse(x))| x as usize == id)
         {
+            // The candidate is the top of `avail`, else of `pending`.
             avail[l].pop();
         } else {
             pending[l].pop();
@@ -311,14 +346,23 @@ pub fn schedule(p: &Program, cfg: Config) -> Schedule {
         s.position[id] = s.streams[slot.first].len() as u32;
         s.streams[slot.first].push(id as InstrId);
         s.makespan = s.makespan.max(slot.end);
+        let stationary = matches!(p.instrs[id].op, Opcode::LoadStationary);
         for &succ_id in &succ[succ_start[id]..succ_start[id + 1]] {
             let j = succ_id as usize;
             est[j] = est[j].max(slot.end);
             indeg[j] -= 1;
             if indeg[j] == 0 {
+                if stationary && matches!(p.instrs[j].op, Opcode::MultiplyMoving) {
+                    pe_next = Some(succ_id);
+                    continue;
+                }
                 pending[list_of(p.instrs[j].engine)].push(Reverse((Time(est[j]), succ_id)));
             }
         }
+        debug_assert!(
+            !stationary || pe_next.is_some(),
+            "a LoadStationary's MultiplyMoving must be ready when it issues"
+        );
     }
     semaphores(p, &mut s);
     s
