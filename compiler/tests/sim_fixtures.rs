@@ -93,8 +93,7 @@ fn main() {
         .into_iter()
         .map(|p| {
             let name = p.strip_prefix(&root).unwrap_or(&p).display().to_string();
-            let loose = name.contains("train") || name.contains("grad");
-            let (rtol, atol) = if loose { (1e-3, 1e-3) } else { (1e-4, 1e-5) };
+            let (rtol, atol) = outputs::tolerance(&name);
             Trial::test(format!("sim/{name}"), move || {
                 run_case(&p, rtol, atol).map_err(Failed::from)
             })

@@ -26,6 +26,16 @@ pub fn cases(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The fixture tolerances (rtol, atol × max|ref|) of a case named `name`: looser for
+/// training steps and gradients, whose outputs sum many rounded terms.
+pub fn tolerance(name: &str) -> (f64, f64) {
+    if name.contains("train") || name.contains("grad") {
+        (1e-3, 1e-3)
+    } else {
+        (1e-4, 1e-5)
+    }
+}
+
 /// A loaded case: its text, verified module, entry function, npz arrays and inputs.
 pub struct Case {
     pub text: String,
