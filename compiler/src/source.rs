@@ -29,22 +29,30 @@ impl Source {
     }
 
     /// Reads `path`; `name` is what diagnostics show. A `.pb` file is a serialized XLA
-    /// `HloModuleProto`: its text is the StableHLO it translates to (see
-    /// `neuronc_backend::hlo_import`), and diagnostics point into that text.
+    /// `HloModuleProto`, and a `.hlo` / `.hlo.txt` file, or a `.txt` file whose text starts
+    /// with `HloModule`, is XLA's HLO text: in both cases the source's text is the
+    /// StableHLO they translate to (see `neuronc_backend::hlo_import`), and diagnostics
+    /// point into that text.
     pub fn read(path: &Path, name: impl Into<String>) -> Result<Arc<Source>, Error> {
         let name = name.into();
-        match std::fs::read(path) {
-            Ok(bytes) if path.extension().is_some_and(|e| e == "pb") => {
-                match neuronc_backend::hlo_import::hlo_proto_to_stablehlo(&bytes) {
-                    Ok(text) => Ok(Source::new(name, text)),
-                    Err(source) => Err(Error::HloImport { path: name, source }),
-                }
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(source) => return Err(Error::Io { path: name, source }),
+        };
+        let imported = if path.extension().is_some_and(|e| e == "pb") {
+            neuronc_backend::hlo_import::hlo_proto_to_stablehlo(&bytes)
+        } else {
+            let Ok(text) = String::from_utf8(bytes) else {
+                return Err(Error::NotUtf8 { path: name });
+            };
+            if !is_hlo_text(path, &text) {
+                return Ok(Source::new(name, text));
             }
-            Ok(bytes) => match String::from_utf8(bytes) {
-                Ok(text) => Ok(Source::new(name, text)),
-                Err(_) => Err(Error::NotUtf8 { path: name }),
-            },
-            Err(source) => Err(Error::Io { path: name, source }),
+            neuronc_backend::hlo_import::hlo_text_to_stablehlo(&text)
+        };
+        match imported {
+            Ok(text) => Ok(Source::new(name, text)),
+            Err(source) => Err(Error::HloImport { path: name, source }),
         }
     }
 
@@ -64,6 +72,15 @@ impl Source {
             })
             .collect()
     }
+}
+
+/// Whether a text file is XLA HLO text: `.hlo`, `.hlo.txt`, or `.txt` starting with
+/// `HloModule`.
+fn is_hlo_text(path: &Path, text: &str) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    name.ends_with(".hlo")
+        || name.ends_with(".hlo.txt")
+        || (name.ends_with(".txt") && text.trim_start().starts_with("HloModule"))
 }
 
 /// One module's worth of text inside a [`Source`].

@@ -1,6 +1,7 @@
 //! Import of an XLA `HloModuleProto` (what torch-neuronx hands `neuronx-cc`, what
 //! `--xla_dump_hlo_as_proto` writes, and what our own `compile` emits as `model.hlo.pb`)
-//! as StableHLO text that the parser and verifier then read like any other input.
+//! as StableHLO text that the parser and verifier then read like any other input. HLO
+//! text is read into the same protos by `text` ([`hlo_text_to_stablehlo`]).
 //!
 //! Owns: [`hlo_proto_to_stablehlo`], [`ImportError`], and the walk over computations: the
 //! entry computation becomes `func.func @main`; a computation reached by `call` or `fusion`
@@ -21,7 +22,10 @@
 mod attrs;
 mod bitcast;
 mod ops;
+mod text;
 mod types;
+
+pub use text::{hlo_text_to_stablehlo, parse_hlo_text};
 
 use crate::hlo::proto::{HloComputationProto, HloInstructionProto, HloModuleProto, ShapeProto};
 use prost::Message;
@@ -44,6 +48,16 @@ pub enum ImportError {
         opcode: String,
         source: Box<ImportError>,
     },
+    /// An error in HLO text at a 1-based line and column (see [`hlo_text_to_stablehlo`]).
+    #[error("{line}:{col}: {source}")]
+    Text {
+        line: usize,
+        col: usize,
+        source: Box<ImportError>,
+    },
+    /// What HLO text holds where its grammar wants something else (inside `Text`).
+    #[error("expected {expected}, found {found}")]
+    Expected { expected: String, found: String },
 }
 
 impl ImportError {
