@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Run the four acceptance checks of neuronc-rs on one real trace with framework outputs.
+"""Run the five acceptance checks of neuronc-rs on one real trace with framework outputs.
 
 Usage:
   /work/venv/bin/python tools/check_trace.py FILE.mlir REF.npz [--train] [--keep DIR]
-      [--bin PATH] [--no-build] [--timeout S] [--only verify,run,opt,compile]
+      [--bin PATH] [--no-build] [--timeout S] [--only verify,run,opt,compile,sim]
 
 REF.npz is a fixture npz: arg_000.. = inputs in argument order, out_000.. = framework
 outputs in result order (bf16/f8 stored as raw |V2/|V1, typed by the module signature).
@@ -17,14 +17,17 @@ Checks (one line each: PASS/FAIL, the worst error relative to max|ref|, the reas
            `neuronc-rs run O` matches the framework outputs.
   compile  `neuronc-rs compile FILE -o DIR`; DIR/model.hlo.pb run by XLA:CPU
            (tools/run_hlo_proto.py) matches the framework outputs.
+  sim      `neuronc-rs run FILE --engine sim --inputs REF --output OUT` (the compiled kernels
+           in the NeuronCore functional simulator) matches the framework outputs.
 
 Tolerance (same as the fixture tests): |got - ref| <= atol*max|ref| + rtol*|ref| per output,
 rtol 1e-4, atol 1e-5 (inference); rtol = atol = 1e-3 with --train (on by default when the file
 name contains "train" or "grad"). Outputs of <=16-bit float types get at least the type's
 epsilon for both; integer/bool outputs must be equal; NaNs compare equal.
 
-The binary is target/release/neuronc-rs; it is rebuilt (`cargo build --release -p neuronc`)
-when it is older than any workspace .rs/Cargo.toml file, unless --no-build.
+The binary is $CARGO_TARGET_DIR/release/neuronc-rs (CARGO_TARGET_DIR defaults to target/); it
+is rebuilt (`cargo build --release -p neuronc`) when it is older than any workspace
+.rs/Cargo.toml file, unless --no-build.
 Exit status 0 when every check passes, 1 otherwise, 2 on usage errors.
 """
 import argparse
@@ -205,9 +208,9 @@ class Checker:
             raise CheckFailed(f"fmt is not a fixpoint: first difference at line {n + 1}")
         return None
 
-    def run_ours(self, path, tag):
+    def run_ours(self, path, tag, *extra):
         out = os.path.join(self.work, f"{tag}_out.npz")
-        self.nc("run", path, "--inputs", self.a.ref, "--output", out)
+        self.nc("run", path, "--inputs", self.a.ref, "--output", out, *extra)
         return load_outs(out)
 
     def check_run(self):
@@ -238,17 +241,22 @@ class Checker:
             raise CheckFailed(f"XLA rejects model.hlo.pb: {type(e).__name__}: {msg}")
         return self.matches(outs, "XLA:CPU on model.hlo.pb")
 
+    def check_sim(self):
+        outs = self.run_ours(self.a.file, "sim", "--engine", "sim")
+        return self.matches(outs, "NeuronCore simulator")
+
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("file")
     ap.add_argument("ref")
     ap.add_argument("--train", action="store_true", help="training-step tolerance (1e-3)")
-    ap.add_argument("--bin", default=os.path.join(REPO, "target", "release", "neuronc-rs"))
+    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(REPO, "target")
+    ap.add_argument("--bin", default=os.path.join(target, "release", "neuronc-rs"))
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--keep", help="keep the intermediate files in this directory")
-    ap.add_argument("--only", default="verify,run,opt,compile")
+    ap.add_argument("--only", default="verify,run,opt,compile,sim")
     a = ap.parse_args(argv)
     stem = os.path.basename(a.file)
     if not a.train and ("train" in stem or "grad" in stem):

@@ -58,7 +58,11 @@
 //! [`xla_module`] first inlines every `func.call` and `stablehlo.composite` (bounded
 //! rounds, so recursion terminates). It then finds every `c = convert(x) : bf16 -> f32`
 //! whose operand is the single result of an op `X` that XLA normalizes ([`is_normalized`]: region-free elementwise
-//! arithmetic, data movement, iota, dot/convolution, batch_norm_inference). It then
+//! arithmetic, data movement, iota, dot/convolution, batch_norm_inference), except a
+//! `dot_general` that XLA rewrites first (`BatchDotSimplification`: a size-1 batch
+//! dimension; `DotDecomposer`: more than one contracting or non-contracting dimension on
+//! an operand, or batch dimensions not leading): that one is read through the reshape
+//! those passes add, rounded to bf16. It then
 //! evaluates `X` in f32 — `X' = X(convert(bf16 operands) to f32) : f32`, inserted where
 //! `X` was — turns `X` into `convert(X') : bf16` (its other users still read the rounded
 //! value) and feeds `c` from `X'` (an f32 -> f32 identity convert). Every bf16 or f16
@@ -210,8 +214,46 @@ fn widened_source(m: &Module, c: OpId) -> Option<OpId> {
     let ok = is_normalized(xop.kind)
         && xop.regions.is_empty()
         && xop.results.len() == 1
-        && xop.parent.is_some();
+        && xop.parent.is_some()
+        && !reshaped_before_normalization(m, x);
     ok.then_some(x)
+}
+
+/// Whether XLA:CPU computes this `dot_general` as `reshape(dot(...))` before
+/// `FloatNormalization`, so that the bf16 value a convert reads is the reshape's, rounded.
+/// Two passes do that: `BatchDotSimplification` (`batch_dot_simplification.cc`) drops size-1
+/// batch dimensions of a dot with one contracting dimension and batch dimensions `0..n` on
+/// both sides; `DotDecomposer` (`dot_decomposer.cc`, `IsCanonical`) rewrites a dot unless,
+/// for each operand, it has exactly one contracting dimension, at most one non-contracting
+/// one, and batch dimensions `0..n`. `stablehlo.dot` is always left alone.
+fn reshaped_before_normalization(m: &Module, x: OpId) -> bool {
+    let op = m.op(x);
+    if op.kind != OpKind::DotGeneral {
+        return false;
+    }
+    let Some(Attr::DotDims(d)) = op.attrs.get("dot_dimension_numbers") else {
+        return false;
+    };
+    let shape = |i: usize| {
+        op.operands
+            .get(i)
+            .and_then(|&v| m.tensor_type(v))
+            .map_or(&[][..], |t| &t.shape[..])
+    };
+    let iota = |dims: &[i64]| dims.iter().enumerate().all(|(i, &b)| b == i as i64);
+    let canonical = |rank: usize, contracting: &[i64], batch: &[i64]| {
+        contracting.len() == 1 && rank <= batch.len() + 2 && iota(batch)
+    };
+    let lhs = shape(0);
+    let degenerate_batch = d.lhs_contracting.len() == 1
+        && d.lhs_batching == d.rhs_batching
+        && iota(&d.lhs_batching)
+        && d.lhs_batching
+            .iter()
+            .any(|&b| usize::try_from(b).ok().and_then(|b| lhs.get(b)) == Some(&1));
+    degenerate_batch
+        || !canonical(lhs.len(), &d.lhs_contracting, &d.lhs_batching)
+        || !canonical(shape(1).len(), &d.rhs_contracting, &d.rhs_batching)
 }
 
 /// Every normalized op with at least one bf16 -> f32 convert user, in op id order.

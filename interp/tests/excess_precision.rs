@@ -71,6 +71,39 @@ func.func private @mul(%a: tensor<2xbf16>, %b: tensor<2xbf16>) -> tensor<2xbf16>
   return %m : tensor<2xbf16>
 }"#;
 
+/// bf16 dots whose rows are (1, 2^-9) and whose other operand is all ones, each read by a
+/// convert to f32: plain 2-D, a rank-3 lhs without batch dimensions, a leading batch
+/// dimension, a batch dimension that is not leading, and a size-1 batch dimension. XLA:CPU
+/// rewrites the second, fourth and fifth into `reshape(dot)` (`DotDecomposer`,
+/// `BatchDotSimplification`), so their converts read a rounded bf16 value.
+const DOTS: &str = r#"
+func.func @main(%a: tensor<2x2xbf16>, %b: tensor<2x2xbf16>, %a3: tensor<2x2x2xbf16>, %b3: tensor<2x2x2xbf16>, %a1: tensor<1x2x2xbf16>, %b1: tensor<1x2x2xbf16>) -> (tensor<2x2xf32>, tensor<2x2x2xf32>, tensor<2x2x2xf32>, tensor<2x2x2xf32>, tensor<1x2x2xf32>) {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x2xbf16>, tensor<2x2xbf16>) -> tensor<2x2xbf16>
+  %1 = stablehlo.dot_general %a3, %b, contracting_dims = [2] x [0] : (tensor<2x2x2xbf16>, tensor<2x2xbf16>) -> tensor<2x2x2xbf16>
+  %2 = stablehlo.dot_general %a3, %b3, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<2x2x2xbf16>, tensor<2x2x2xbf16>) -> tensor<2x2x2xbf16>
+  %3 = stablehlo.dot_general %a3, %b3, batching_dims = [1] x [0], contracting_dims = [2] x [1] : (tensor<2x2x2xbf16>, tensor<2x2x2xbf16>) -> tensor<2x2x2xbf16>
+  %4 = stablehlo.dot_general %a1, %b1, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<1x2x2xbf16>, tensor<1x2x2xbf16>) -> tensor<1x2x2xbf16>
+  %c0 = stablehlo.convert %0 : (tensor<2x2xbf16>) -> tensor<2x2xf32>
+  %c1 = stablehlo.convert %1 : (tensor<2x2x2xbf16>) -> tensor<2x2x2xf32>
+  %c2 = stablehlo.convert %2 : (tensor<2x2x2xbf16>) -> tensor<2x2x2xf32>
+  %c3 = stablehlo.convert %3 : (tensor<2x2x2xbf16>) -> tensor<2x2x2xf32>
+  %c4 = stablehlo.convert %4 : (tensor<1x2x2xbf16>) -> tensor<1x2x2xf32>
+  return %c0, %c1, %c2, %c3, %c4 : tensor<2x2xf32>, tensor<2x2x2xf32>, tensor<2x2x2xf32>, tensor<2x2x2xf32>, tensor<1x2x2xf32>
+}"#;
+
+fn dots_inputs() -> Vec<Tensor> {
+    let t = 2f64.powi(-9);
+    let rows = |n: usize| [1.0, t].repeat(n);
+    vec![
+        bf16(&[2, 2], &rows(2)),
+        bf16(&[2, 2], &[1.0; 4]),
+        bf16(&[2, 2, 2], &rows(4)),
+        bf16(&[2, 2, 2], &[1.0; 8]),
+        bf16(&[1, 2, 2], &rows(2)),
+        bf16(&[1, 2, 2], &[1.0; 4]),
+    ]
+}
+
 fn bf16(shape: &[i64], v: &[f64]) -> Tensor {
     Tensor::from_f64_as(ElemType::BF16, shape, v).expect("valid bf16 tensor")
 }
@@ -122,6 +155,22 @@ fn values_between_two_bf16_ops_are_rounded_under_xla() {
     assert_eq!(xla[1], vec![m[0] + p, m[1] + p]);
     let strict = run(CHAIN, chain_inputs(), FloatSemantics::Strict);
     assert_eq!(strict[1], m.to_vec());
+}
+
+#[test]
+fn dots_xla_rewrites_are_rounded_before_the_convert() {
+    // 1 + 2^-9 is exact in f32; bf16 (spacing 2^-7 at 1) rounds it to 1.
+    let exact = 1.0 + 2f64.powi(-9);
+    let (e, r) = (exact, 1.0);
+    let want = [(e, 4), (r, 8), (e, 8), (r, 8), (r, 4)];
+    let xla = run(DOTS, dots_inputs(), FloatSemantics::Xla);
+    for (i, &(v, n)) in want.iter().enumerate() {
+        assert_eq!(xla[i], vec![v; n], "dot {i}");
+    }
+    let strict = run(DOTS, dots_inputs(), FloatSemantics::Strict);
+    for (i, &(_, n)) in want.iter().enumerate() {
+        assert_eq!(strict[i], vec![1.0; n], "dot {i} (strict)");
+    }
 }
 
 #[test]
@@ -261,6 +310,7 @@ fn xla_semantics_match_xla_cpu_bit_for_bit() {
             SUM,
             vec![bf16(&[4], &[1.0, e, e, e]), bf16(&[64], &y)],
         ),
+        ("dots", DOTS, dots_inputs()),
         (
             "call",
             CALL,
