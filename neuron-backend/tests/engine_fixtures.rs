@@ -1,10 +1,13 @@
 //! The engine back end on every model fixture: it compiles, `predicted >= roofline`, the
 //! outputs are deterministic, the schedule respects dependencies and never lets two SBUF
-//! buffers that share addresses be in use at the same time. Prints the numbers the issue
+//! buffers that share addresses be in use at the same time, under each SBUF placement;
+//! `compile_function` keeps the faster of the placements. Prints the numbers the issue
 //! asks for (run with `--nocapture`).
 
 use neuronc_backend::engine::isa::Mem;
-use neuronc_backend::engine::{compile_function, EngineOptions, EngineOutput};
+use neuronc_backend::engine::{
+    compile_function, compile_placed, EngineOptions, EngineOutput, Placement,
+};
 use neuronc_ir::parse_module;
 use neuronc_passes::neuron::{fusion::FusionConfig, plan_function};
 use std::path::PathBuf;
@@ -90,17 +93,30 @@ fn check_fixtures(max_bytes: u64) {
             path.display()
         );
         assert!(r.sbuf_peak_bytes <= 24 * 1024 * 1024 && r.psum_peak_bytes <= 2 * 1024 * 1024);
-        let s = &out.schedule;
-        for ins in &out.lowered.program.instrs {
-            for &d in &ins.deps {
-                assert!(s.start[ins.id as usize] >= s.end[d as usize]);
-            }
+        assert_sound(&out, &path);
+        let mut fastest = f64::INFINITY;
+        for placement in [Placement::NextFit, Placement::OldestFirst] {
+            let opts = EngineOptions::default();
+            let placed = compile_placed(&m, &f, &plan, &opts, placement).expect("placed");
+            assert_sound(&placed, &path);
+            fastest = fastest.min(placed.schedule.makespan);
         }
-        assert_sbuf_tenants_disjoint(&out, &path);
+        assert_eq!(out.schedule.makespan, fastest, "{}", path.display());
         let again = compile_function(&m, &f, &plan, &EngineOptions::default()).expect("again");
         assert_eq!(out.program_nir(), again.program_nir(), "{}", path.display());
         assert_eq!(out.timeline_json(), again.timeline_json());
     }
+}
+
+/// Dependencies respected, SBUF tenants disjoint.
+fn assert_sound(out: &EngineOutput, path: &std::path::Path) {
+    let s = &out.schedule;
+    for ins in &out.lowered.program.instrs {
+        for &d in &ins.deps {
+            assert!(s.start[ins.id as usize] >= s.end[d as usize]);
+        }
+    }
+    assert_sbuf_tenants_disjoint(out, path);
 }
 
 /// Every SBUF buffer is in use from the start of the first instruction that names it

@@ -21,6 +21,7 @@
 //! per-element rates of [`CoreModel`] (no fixed overheads).
 
 use crate::engine::classify::{OpWork, TWO_INPUT};
+use crate::engine::combine::VECTOR_ONLY;
 use crate::engine::cost::CoreModel;
 use crate::engine::isa::Engine;
 use crate::engine::lower::Lowerer;
@@ -127,14 +128,18 @@ impl Lowerer<'_> {
     fn forced_work(&self, k: usize) -> [f64; 4] {
         let model = &self.opts.model;
         let kernel = &self.kernels[k];
-        let ops: Vec<OpId> = kernel
+        let mut ops: Vec<OpId> = kernel
             .ops
             .iter()
             .chain(&kernel.duplicated)
             .copied()
             .collect();
+        ops.sort_by_key(|o| self.plan.graph.pos.get(o).copied().unwrap_or(usize::MAX));
+        let works: Vec<OpWork> = ops.iter().map(|&op| self.work_of(op, true)).collect();
+        // Merged ops do no work of their own ([`crate::engine::combine`]).
+        let (_, works) = self.combine(&ops, &works);
         let mut out = [0.0; 4];
-        for &op in &ops {
+        for (&op, work) in ops.iter().zip(works) {
             let o = self.m.op(op);
             let elems = o
                 .results
@@ -144,11 +149,11 @@ impl Lowerer<'_> {
                 .max()
                 .unwrap_or(0) as f64;
             let rows = elems / model.partitions as f64;
-            match self.work_of(op, true) {
+            match work {
                 OpWork::Elementwise {
                     inputs, engines, ..
                 } => {
-                    if engines == TWO_INPUT {
+                    if engines == TWO_INPUT || engines == VECTOR_ONLY {
                         out[1] += rows * per_elem(model, Engine::Vector, inputs);
                     } else if engines == [Engine::Scalar] {
                         out[2] += rows * per_elem(model, Engine::Scalar, 1);

@@ -13,6 +13,13 @@
 //! DMA: bytes per partition), C hardware instructions, simulated start and duration. A DMA
 //! transfer spread over several queues adds `q=<n>` after the dtype: it occupies queues
 //! `DMAk..DMAk+n-1` of its section `DMAk`.
+//! Mnemonics name the instruction: `TensorOp.<op>` (one elementwise op), `Activation.<func>`
+//! (ScalarE; `.evict` when it reads PSUM), `TensorReduce.<op>`, `PartitionReduce.<op>`,
+//! `Pool.<op>`, `LoadStationary`, `MultiplyMoving`, `Transpose`, `DmaLoad`/`DmaStore`/
+//! `DmaSpill`/`DmaTranspose`, and for ops combined into one instruction
+//! ([`crate::engine::combine`]): `TensorScalar.<op0>.<op1>` (`(x op0 s0) op1 s1`),
+//! `ScalarTensorTensor.<op0>.<op1>` (`(x op0 s) op1 y`) and `Activation.<func>(x*s+b)`
+//! (also `(x*s)`, `(x+b)`, `(x-b)`: the scale and bias applied before `func`).
 //! Semaphores: every engine increments its own semaphore when an instruction completes;
 //! `wait=[ACT>=5]` blocks until the ACT stream has completed 5 instructions (records).
 //! Output is deterministic: ids, buffers and streams are printed in a fixed order with

@@ -11,6 +11,7 @@
 //! for a view (slice, broadcast, folded convert) kept resident.
 
 use crate::engine::classify::{OpWork, COPY};
+use crate::engine::combine::Role;
 use crate::engine::isa::{BufId, Engine, Instr, InstrId, Opcode};
 use crate::engine::kernel_io::{load_inputs, note_writes, plan_memory, slot_war};
 use crate::engine::lower::{share, Avail, EngineError, Lowerer};
@@ -113,6 +114,8 @@ pub(super) struct Kx {
     /// A one-batch matmul's stationary operand whose records read row ranges of it
     /// ([`crate::engine::row_order::RowOrder`]).
     pub(super) rows: Option<crate::engine::row_order::RowOrder>,
+    /// What each op of the kernel emits after combining ([`crate::engine::combine`]).
+    pub(super) roles: Vec<Role>,
 }
 
 impl Kx {
@@ -139,6 +142,7 @@ impl Kx {
             batch: None,
             walk,
             rows: None,
+            roles: Vec::new(),
         }
     }
 }
@@ -165,6 +169,7 @@ pub(crate) fn lower_compute(
             }
         }
     }
+    let (roles, works) = lw.combine(ops, &works);
     let mm = matmul_of(lw, ops, &works);
     let (tiling, elems) = kernel_tiling(lw, ops, &works, mm.as_ref());
     let walk = elems.and_then(|e| Some((e, tiling.record_ends(e)?)));
@@ -173,6 +178,7 @@ pub(crate) fn lower_compute(
             .iter()
             .any(|w| matches!(w, OpWork::Pool { .. } | OpWork::Opaque { .. }));
     let mut kx = Kx::new(k as u32, tiling, walk);
+    kx.roles = roles;
     kx.batch = mm
         .as_ref()
         .and_then(|mm| crate::engine::kernel_io::batch_order(lw, mm.op, mm.d.b, mm.ms, mm.nm));
@@ -382,7 +388,7 @@ fn n_tiles(n: u64) -> Vec<u32> {
 
 /// The first single-input elementwise op fed by the matmul that ScalarE can apply while
 /// evicting PSUM (`func(x*scale+bias)`, facts §1.5).
-fn fusable_epilogue(
+pub(super) fn fusable_epilogue(
     lw: &Lowerer,
     ops: &[OpId],
     works: &[OpWork],
@@ -679,6 +685,17 @@ fn emit_op(
             )]
         }
     };
+    // A combined instruction, or the PSUM eviction applying one, takes its name.
+    let named = match (work, mm.and_then(|mm| mm.fused)) {
+        (OpWork::Matmul, Some((f, _))) => Some((f, true)),
+        (OpWork::Matmul, None) => None,
+        _ => Some((i, false)),
+    };
+    if let (Some((j, evict)), Some(&id)) = (named, ids.last()) {
+        if let Some(Role::Combined(cmb)) = kx.roles.get(j) {
+            lw.name_combined(id, cmb, evict);
+        }
+    }
     for &id in &ids {
         note_reader(lw, kx, op, c, id);
     }

@@ -80,10 +80,18 @@ pub enum Opcode {
     MultiplyMoving,
     /// TensorE transpose (`matmul(x, identity)`) of a tile into PSUM.
     Transpose,
-    /// ScalarE `func(x*scale+bias)`; `evict` when it reads PSUM.
+    /// ScalarE `func(x*scale+bias)`; `evict` when it reads PSUM. `func` is the function's
+    /// name, followed by `(x*s+b)` (or `(x*s)`, `(x+b)`, `(x-b)`) when a scale or bias
+    /// combined into it ([`crate::engine::combine`]).
     Activation { func: String, evict: bool },
     /// VectorE/GpSimd/ScalarE elementwise op on tiles (`tensor_tensor`, `tensor_scalar`, copy).
     Elementwise { op: String, inputs: u8 },
+    /// `(x op0 s0) op1 s1` with scalar or `[P, 1]` operands, one pass on VectorE, ScalarE or
+    /// GpSimd ([`crate::engine::combine`]); `ops` is `op0.op1` (or just `op0`).
+    TensorScalar { ops: String },
+    /// VectorE `(x op0 s) op1 y` with `s` scalar or `[P, 1]` and `y` a tensor, at the cost
+    /// of a `tensor_tensor` ([`crate::engine::combine`]); `ops` is `op0.op1`.
+    ScalarTensorTensor { ops: String },
     /// Free-axis reduction (VectorE `tensor_reduce`).
     ReduceFree { op: String },
     /// Cross-partition reduction (GpSimd `partition_reduce`).
@@ -110,6 +118,8 @@ impl Opcode {
             Opcode::Activation { func, evict: true } => format!("Activation.{func}.evict"),
             Opcode::Activation { func, .. } => format!("Activation.{func}"),
             Opcode::Elementwise { op, .. } => format!("TensorOp.{op}"),
+            Opcode::TensorScalar { ops } => format!("TensorScalar.{ops}"),
+            Opcode::ScalarTensorTensor { ops } => format!("ScalarTensorTensor.{ops}"),
             Opcode::ReduceFree { op } => format!("TensorReduce.{op}"),
             Opcode::ReducePartition { op } => format!("PartitionReduce.{op}"),
             Opcode::Pool { op } => format!("Pool.{op}"),

@@ -1,7 +1,8 @@
 //! Lowering of a fusion/layout plan to engine instructions, with on-chip memory planning.
 //!
 //! Owns: [`lower`], [`EngineOptions`], [`EngineError`] and the per-kernel driver
-//! ([`Lowerer`]); the instruction emission for each kind of work is in `emit_ops`.
+//! ([`Lowerer`]); the instruction emission for each kind of work is in `emit_ops`, the
+//! kernel order in `kernel_order`.
 //!
 //! # How a kernel is lowered
 //! Kernels are visited in a topological order of the kernel graph (ties: kernels whose
@@ -10,8 +11,10 @@
 //! Each kernel's iteration space is tiled ([`Tiling`]); tiles are grouped into at most
 //! `max_records` instruction records so pipelining across engines survives while the
 //! program stays small. Per record, every op of the kernel emits its instruction record;
-//! relabelling ops pass their producers through. Kernel inputs come from SBUF when a
-//! previous kernel left them resident, else from HBM by DMA — streamed per record into
+//! relabelling ops pass their producers through, and so do ops merged into a consumer's
+//! combined instruction (`combine`: `activation`, `tensor_scalar`,
+//! `scalar_tensor_tensor`). Kernel inputs come from SBUF when a previous kernel left them
+//! resident, else from HBM by DMA — streamed per record into
 //! double-buffered slots for elementwise/reduction kernels, loaded whole (in pieces)
 //! for matmul and opaque kernels. Kernel outputs that a later kernel reads stay resident
 //! in SBUF (first-fit over the partition address space); when SBUF is full the resident
@@ -30,14 +33,13 @@
 use crate::engine::classify::{op_work, OpWork};
 use crate::engine::cost::CoreModel;
 use crate::engine::isa::{BufId, Engine, Instr, InstrId, Mem, Opcode, Program, DMA_QUEUES};
-use crate::engine::memory::{PsumBanks, SbufAllocator};
+use crate::engine::memory::{Placement, PsumBanks, SbufAllocator};
 use crate::engine::tiling::{elems_bytes, resident_bytes_pp, root, split};
-use neuronc_ir::{Func, Module, OpId, ValueDef, ValueId};
+use neuronc_ir::{Func, Module, OpId, ValueId};
 use neuronc_passes::neuron::fusion::Kernel;
 use neuronc_passes::neuron::NeuronPlan;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// `--auto-cast`: which operands run in BF16 on TensorE.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -69,6 +71,8 @@ pub struct EngineOptions {
     pub auto_cast: AutoCast,
     /// Most instruction records per op per kernel (tiles beyond that share records).
     pub max_records: u32,
+    /// Merge producers into their consumers' instructions ([`crate::engine::combine`]).
+    pub combine: bool,
 }
 
 impl Default for EngineOptions {
@@ -77,6 +81,7 @@ impl Default for EngineOptions {
             model: CoreModel::trn1(),
             auto_cast: AutoCast::Matmult,
             max_records: 16,
+            combine: true,
         }
     }
 }
@@ -192,18 +197,22 @@ pub(crate) struct Lowerer<'a> {
 /// accessed the range last (which its next tenant waits for).
 pub type LocalAlloc = Vec<(u64, u64, Vec<InstrId>)>;
 
+pub(crate) use crate::engine::kernel_order::kernels_in_order;
+
 /// Number of kernels whose local buffers stay allocated after they are lowered.
 const LOCAL_LAG: usize = 2;
 
-/// Lowers `func` under `plan` to an engine program.
+/// Lowers `func` under `plan` to an engine program, placing SBUF tensors by `placement`.
 pub fn lower(
     m: &Module,
     func: &Func,
     plan: &NeuronPlan,
     opts: &EngineOptions,
+    placement: Placement,
 ) -> Result<Lowered, EngineError> {
     let (kernels, order) = kernels_in_order(m, plan)?;
     let mut lw = Lowerer::new(m, plan, opts);
+    lw.sbuf = SbufAllocator::with_placement(opts.model.sbuf_partition_bytes, placement);
     lw.kernels = kernels;
     lw.prepare(func, &order);
     lw.ahead = lw.lookahead(&order);
@@ -231,112 +240,6 @@ pub fn lower(
         kernels,
         psum_groups: lw.psum_groups,
     })
-}
-
-/// The kernels to lower, in a topological order of the kernel graph (Kahn; ties by the
-/// program position of the first op).
-/// Kernels on or after a cycle of the fusion plan (which the plan should never contain)
-/// are split into one kernel per op, so lowering still succeeds.
-pub(crate) fn kernels_in_order(
-    m: &Module,
-    plan: &NeuronPlan,
-) -> Result<(Vec<Kernel>, Vec<usize>), EngineError> {
-    let mut ks: Vec<Kernel> = plan.fusion.kernels.clone();
-    for _ in 0..2 {
-        match kernel_order(m, plan, &ks) {
-            Ok(order) => return Ok((ks, order)),
-            Err(stuck) => {
-                let mut next: Vec<Kernel> = Vec::with_capacity(ks.len());
-                for (k, kernel) in ks.into_iter().enumerate() {
-                    if stuck.contains(&k) && kernel.ops.len() > 1 {
-                        next.extend(kernel.ops.iter().map(|&o| singleton(m, o)));
-                    } else {
-                        next.push(kernel);
-                    }
-                }
-                ks = next;
-            }
-        }
-    }
-    kernel_order(m, plan, &ks)
-        .map(|o| (ks, o))
-        .map_err(|stuck| EngineError::KernelCycle(stuck[0]))
-}
-
-/// A kernel holding just `op`.
-fn singleton(m: &Module, op: OpId) -> Kernel {
-    let o = m.op(op);
-    let mut inputs: Vec<ValueId> = o
-        .operands
-        .iter()
-        .copied()
-        .filter(|&v| m.tensor_type(v).is_none_or(|t| t.rank() > 0))
-        .collect();
-    inputs.sort_unstable();
-    inputs.dedup();
-    Kernel {
-        ops: vec![op],
-        duplicated: vec![],
-        inputs,
-        outputs: o.results.clone(),
-        hbm_bytes: 0,
-    }
-}
-
-/// Kahn's algorithm over `ks`; on a cycle, the kernels that never became ready.
-fn kernel_order(m: &Module, plan: &NeuronPlan, ks: &[Kernel]) -> Result<Vec<usize>, Vec<usize>> {
-    let mut owner: FxHashMap<OpId, usize> = FxHashMap::default();
-    for (k, kernel) in ks.iter().enumerate() {
-        owner.extend(kernel.ops.iter().map(|&o| (o, k)));
-    }
-    let mut indeg = vec![0usize; ks.len()];
-    let mut succ: Vec<Vec<usize>> = vec![Vec::new(); ks.len()];
-    for (k, kernel) in ks.iter().enumerate() {
-        let mut preds: Vec<usize> = kernel
-            .inputs
-            .iter()
-            .filter_map(|&v| match m.value(v).def {
-                ValueDef::Result(op, _) => owner.get(&op).copied(),
-                ValueDef::RegionArg(..) => None,
-            })
-            .filter(|&p| p != k)
-            .collect();
-        preds.sort_unstable();
-        preds.dedup();
-        indeg[k] = preds.len();
-        for p in preds {
-            succ[p].push(k);
-        }
-    }
-    let key = |k: usize| {
-        let pos = ks[k]
-            .ops
-            .first()
-            .and_then(|o| plan.graph.pos.get(o))
-            .copied()
-            .unwrap_or(usize::MAX);
-        (!succ[k].is_empty(), pos)
-    };
-    let mut ready: BinaryHeap<Reverse<((bool, usize), usize)>> = (0..ks.len())
-        .filter(|&k| indeg[k] == 0)
-        .map(|k| Reverse((key(k), k)))
-        .collect();
-    let mut order = Vec::with_capacity(ks.len());
-    while let Some(Reverse((_, k))) = ready.pop() {
-        order.push(k);
-        for &s in &succ[k] {
-            indeg[s] -= 1;
-            if indeg[s] == 0 {
-                ready.push(Reverse((key(s), s)));
-            }
-        }
-    }
-    let stuck: Vec<usize> = (0..ks.len()).filter(|&k| indeg[k] > 0).collect();
-    if stuck.is_empty() {
-        Ok(order)
-    } else {
-        Err(stuck)
-    }
 }
 
 impl<'a> Lowerer<'a> {
