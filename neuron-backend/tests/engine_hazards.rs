@@ -148,3 +148,57 @@ func.func @main(%x: tensor<256x384xf32>, %w: tensor<384x1024xf32>, %v: tensor<38
         "expected several matmul groups, got {loads} LoadStationary records"
     );
 }
+
+/// A bias add fused into the PSUM eviction reads the bias: the eviction must wait for the
+/// load that brings the bias into SBUF, not only for its matmul (before, it waited for the
+/// MultiplyMoving alone, so on hardware it could read the bias range before it was filled).
+#[test]
+fn an_eviction_applying_a_bias_waits_for_the_bias_load() {
+    const SRC: &str = r#"
+func.func @main(%x: tensor<256x512xf32>, %w: tensor<512x256xf32>, %b: tensor<256xf32>) -> tensor<256x256xf32> {
+  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<256x512xf32>, tensor<512x256xf32>) -> tensor<256x256xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [0] : (tensor<256xf32>) -> tensor<256x256xf32>
+  %y = stablehlo.add %d, %bb : tensor<256x256xf32>
+  return %y : tensor<256x256xf32>
+}
+"#;
+    let (m, out) = compile(SRC);
+    let p = &out.lowered.program;
+    let bias = format!("{}", m.region(m.entry().expect("entry").body).args[2]);
+    let bias_bufs: Vec<u32> = (0..p.buffers.len() as u32)
+        .filter(|&b| {
+            let buf = &p.buffers[b as usize];
+            buf.mem == Mem::Sbuf && buf.name.rsplit('.').next() == Some(bias.as_str())
+        })
+        .collect();
+    assert!(!bias_bufs.is_empty(), "the bias is loaded into SBUF");
+    let loads: Vec<usize> = (0..p.instrs.len())
+        .filter(|&i| p.instrs[i].writes.iter().any(|w| bias_bufs.contains(w)))
+        .collect();
+    let evictions: Vec<usize> = (0..p.instrs.len())
+        .filter(|&i| matches!(&p.instrs[i].op, Opcode::Activation { func, evict: true } if func.starts_with("add")))
+        .collect();
+    assert!(
+        !evictions.is_empty(),
+        "the bias add is applied by the eviction"
+    );
+    for e in evictions {
+        // Transitive dependencies of the eviction.
+        let mut seen = vec![false; p.instrs.len()];
+        let mut todo = vec![e];
+        while let Some(i) = todo.pop() {
+            for &d in &p.instrs[i].deps {
+                let d = d as usize;
+                if !seen[d] {
+                    seen[d] = true;
+                    todo.push(d);
+                }
+            }
+        }
+        assert!(
+            loads.iter().any(|&l| seen[l]),
+            "eviction {e} ({:?}) does not wait for any bias load {loads:?}",
+            p.instrs[e].op
+        );
+    }
+}

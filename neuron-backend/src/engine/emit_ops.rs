@@ -61,6 +61,9 @@ pub(super) struct Mm {
     pub(super) fused: Option<(usize, &'static str)>,
     /// Results of the fused op: the eviction writes them (not the matmul's result).
     pub(super) fused_out: Vec<ValueId>,
+    /// The fused op itself: the eviction also reads its other operands (a `[P, 1]` scale
+    /// or bias).
+    pub(super) fused_op: Option<OpId>,
 }
 
 /// Per-kernel lowering context.
@@ -366,6 +369,7 @@ fn matmul_of(lw: &Lowerer, ops: &[OpId], works: &[OpWork]) -> Option<Mm> {
     };
     let fused = fusable_epilogue(lw, ops, works, i);
     let fused_out = fused.map_or_else(Vec::new, |(j, _)| m.op(ops[j]).results.clone());
+    let fused_op = fused.map(|(j, _)| ops[j]);
     Some(Mm {
         op,
         d,
@@ -375,6 +379,7 @@ fn matmul_of(lw: &Lowerer, ops: &[OpId], works: &[OpWork]) -> Option<Mm> {
         nm,
         fused,
         fused_out,
+        fused_op,
     })
 }
 
@@ -514,6 +519,45 @@ fn operand_deps(lw: &Lowerer, kx: &Kx, op: OpId) -> Vec<InstrId> {
         .collect()
 }
 
+/// Producers of the operands of `epilogue` (an op fused into a PSUM eviction) that are
+/// already lowered; an operand produced by a relabel not yet reached (a broadcast after
+/// the matmul in program order) is followed to that relabel's operands.
+/// The operand carrying the matmul's own result (directly or through single-operand
+/// relabels) is skipped: the eviction produces it.
+fn epilogue_deps(lw: &Lowerer, kx: &Kx, matmul: OpId, epilogue: OpId) -> Vec<InstrId> {
+    let m = lw.m;
+    let from_matmul = |mut v: ValueId| {
+        for _ in 0..8 {
+            match m.value(v).def {
+                neuronc_ir::ValueDef::Result(p, _) if p == matmul => return true,
+                neuronc_ir::ValueDef::Result(p, _) if m.op(p).operands.len() == 1 => {
+                    v = m.op(p).operands[0];
+                }
+                _ => return false,
+            }
+        }
+        false
+    };
+    let mut todo: Vec<(ValueId, u8)> = m
+        .op(epilogue)
+        .operands
+        .iter()
+        .filter(|&&v| !from_matmul(v))
+        .map(|&v| (v, 0))
+        .collect();
+    let mut deps = Vec::new();
+    while let Some((v, depth)) = todo.pop() {
+        if let Some(d) = kx.prod.get(&v) {
+            deps.extend_from_slice(d);
+        } else if let (neuronc_ir::ValueDef::Result(p, _), true) = (m.value(v).def, depth < 8) {
+            todo.extend(m.op(p).operands.iter().map(|&u| (u, depth + 1)));
+        }
+    }
+    deps.sort_unstable();
+    deps.dedup();
+    deps
+}
+
 /// The values `op` reads: its operands, and for ops with regions (`case`, `while`, ...)
 /// the values their bodies capture from outside, which the op waits for just the same.
 /// Borrowed for the common region-free op: this runs for every op of every record.
@@ -648,6 +692,12 @@ fn emit_op(
                 };
                 let (sd, md) = (deps_of(st), deps_of(mv));
                 let func = mm.fused.map_or("copy", |(_, f)| f);
+                // The eviction applies the fused op, so it waits for that op's other
+                // operands (its `[P, 1]` scale or bias) as well as for the PSUM result.
+                let mut out_war = out_war;
+                if let Some(f) = mm.fused_op {
+                    out_war.extend(epilogue_deps(lw, kx, op, f));
+                }
                 // The fused result's buffer, else the matmul result's.
                 let slot = mm.fused_out.iter().chain(&res).find_map(|r| {
                     kx.resident_out
