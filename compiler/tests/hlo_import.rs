@@ -23,16 +23,7 @@ mod outputs;
 use libtest_mimic::{Arguments, Failed, Trial};
 use neuronc::build::{build, BuildOptions};
 use neuronc_backend::hlo_import::{hlo_proto_to_stablehlo, ImportError};
-use neuronc_interp::Tensor;
 use std::path::{Path, PathBuf};
-
-/// Runs `text`'s entry function on `args` with the default (strict) float semantics.
-fn run(text: &str, name: &str, args: Vec<Tensor>) -> Result<Vec<Tensor>, String> {
-    let module = neuronc::compile(name, text).map_err(|e| format!("{name}: {e}"))?;
-    let func = module.entry().ok_or("no entry")?.name.clone();
-    neuronc_interp::run_function(&module, &func, args, &Default::default())
-        .map_err(|e| format!("{name}: {e}"))
-}
 
 fn run_case(path: &Path, rtol: f64, atol_factor: f64) -> Result<(), String> {
     let case = outputs::load(path, None)?;
@@ -45,9 +36,9 @@ fn run_case(path: &Path, rtol: f64, atol_factor: f64) -> Result<(), String> {
         .ok_or("no model.hlo.pb")?;
     let imported = hlo_proto_to_stablehlo(&pb.1).map_err(|e| format!("import: {e}"))?;
     let reference = half
-        .then(|| run(&case.text, "trace", case.args.clone()))
+        .then(|| outputs::run_text(&case.text, "trace", case.args.clone()))
         .transpose()?;
-    let outs = run(&imported, "model.hlo.pb", case.args)?;
+    let outs = outputs::run_text(&imported, "model.hlo.pb", case.args)?;
     outputs::check(&outs, reference.as_deref(), &case.arrays, rtol, atol_factor)
 }
 
@@ -100,34 +91,11 @@ fn bad_inputs_are_errors() -> Result<(), String> {
     Ok(())
 }
 
-/// Fixtures whose imported module XLA:CPU runs correctly but the interpreter does not,
-/// with the reason.
-const INTERPRETER_GAPS: &[(&str, &str)] = &[
-    (
-        "jax/topk_approx.mlir",
-        "sort with a comparator that is not a strict weak order (`GT FLOAT` with NaN): the \
-         result depends on the sort algorithm, and the interpreter's is not XLA's",
-    ),
-    ("jax/topk_approx_tpu.mlir", "as jax/topk_approx.mlir"),
-];
-
 fn main() {
     let args = Arguments::from_args();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
-    let mut paths = Vec::new();
-    outputs::cases(&root, &mut paths);
-    let mut trials: Vec<Trial> = paths
-        .into_iter()
-        .map(|p| {
-            let name = p.strip_prefix(&root).unwrap_or(&p).display().to_string();
-            let (rtol, atol) = outputs::tolerance(&name);
-            let gap = INTERPRETER_GAPS.iter().any(|(n, _)| *n == name);
-            Trial::test(format!("hlo_import/{name}"), move || {
-                run_case(&p, rtol, atol).map_err(Failed::from)
-            })
-            .with_ignored_flag(gap)
-        })
-        .collect();
+    let mut trials =
+        outputs::fixture_trials(&root, "hlo_import", outputs::INTERPRETER_GAPS, run_case);
     let mut protos: Vec<PathBuf> = std::fs::read_dir(root.join("hlo"))
         .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();

@@ -24,14 +24,6 @@ use neuronc_backend::hlo_import::{hlo_proto_to_stablehlo, hlo_text_to_stablehlo}
 use neuronc_interp::Tensor;
 use std::path::{Path, PathBuf};
 
-/// Runs `text`'s entry function on `args` with the default (strict) float semantics.
-fn run(text: &str, name: &str, args: Vec<Tensor>) -> Result<Vec<Tensor>, String> {
-    let module = neuronc::compile(name, text).map_err(|e| format!("{name}: {e}"))?;
-    let func = module.entry().ok_or("no entry")?.name.clone();
-    neuronc_interp::run_function(&module, &func, args, &Default::default())
-        .map_err(|e| format!("{name}: {e}"))
-}
-
 /// Test 1: our `model.hlo.txt`, read back, against the framework; and against the `.pb`.
 fn run_case(path: &Path, rtol: f64, atol_factor: f64) -> Result<(), String> {
     let case = outputs::load(path, None)?;
@@ -48,9 +40,9 @@ fn run_case(path: &Path, rtol: f64, atol_factor: f64) -> Result<(), String> {
     let txt = String::from_utf8(file("model.hlo.txt")?).map_err(|e| e.to_string())?;
     let imported = hlo_text_to_stablehlo(&txt).map_err(|e| format!("import: {e}"))?;
     let reference = half
-        .then(|| run(&case.text, "trace", case.args.clone()))
+        .then(|| outputs::run_text(&case.text, "trace", case.args.clone()))
         .transpose()?;
-    let outs = run(&imported, "model.hlo.txt", case.args)?;
+    let outs = outputs::run_text(&imported, "model.hlo.txt", case.args)?;
     outputs::check(&outs, reference.as_deref(), &case.arrays, rtol, atol_factor)?;
     let from_pb = hlo_proto_to_stablehlo(&file("model.hlo.pb")?).map_err(|e| e.to_string())?;
     same_translation(&from_pb, &imported)
@@ -128,33 +120,11 @@ fn text_matches_proto(txt: &Path, pb: &Path) -> Result<(), String> {
     same_translation(&a, &b)
 }
 
-/// Fixtures whose imported module XLA:CPU runs correctly but the interpreter does not.
-const INTERPRETER_GAPS: &[(&str, &str)] = &[
-    (
-        "jax/topk_approx.mlir",
-        "sort with a comparator that is not a strict weak order (`GT FLOAT` with NaN): the \
-         result depends on the sort algorithm, and the interpreter's is not XLA's",
-    ),
-    ("jax/topk_approx_tpu.mlir", "as jax/topk_approx.mlir"),
-];
-
 fn main() {
     let args = Arguments::from_args();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
-    let mut paths = Vec::new();
-    outputs::cases(&root, &mut paths);
-    let mut trials: Vec<Trial> = paths
-        .into_iter()
-        .map(|p| {
-            let name = p.strip_prefix(&root).unwrap_or(&p).display().to_string();
-            let (rtol, atol) = outputs::tolerance(&name);
-            let gap = INTERPRETER_GAPS.iter().any(|(n, _)| *n == name);
-            Trial::test(format!("hlo_text/{name}"), move || {
-                run_case(&p, rtol, atol).map_err(Failed::from)
-            })
-            .with_ignored_flag(gap)
-        })
-        .collect();
+    let mut trials =
+        outputs::fixture_trials(&root, "hlo_text", outputs::INTERPRETER_GAPS, run_case);
     let mut texts: Vec<PathBuf> = std::fs::read_dir(root.join("hlo"))
         .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
@@ -362,7 +332,7 @@ ENTRY %main (p0: f32[3], p1: f32[3]) -> (f32[3], f32[]) {
     let stablehlo = hlo_text_to_stablehlo(text).map_err(|e| e.to_string())?;
     let p0 = Tensor::from_f32(&[3], &[1.0, 2.0, 3.0])?;
     let p1 = Tensor::from_f32(&[3], &[4.0, 5.0, 6.0])?;
-    let outs = run(&stablehlo, "old_style", vec![p0, p1])?;
+    let outs = outputs::run_text(&stablehlo, "old_style", vec![p0, p1])?;
     let got: Vec<Vec<f32>> = outs
         .iter()
         .map(|t| t.as_f32().unwrap_or(&[]).to_vec())

@@ -87,18 +87,7 @@ fn auto_cast_matches_hand_rounding() -> Result<(), String> {
 fn main() {
     let args = Arguments::from_args();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
-    let mut paths = Vec::new();
-    outputs::cases(&root, &mut paths);
-    let mut trials: Vec<Trial> = paths
-        .into_iter()
-        .map(|p| {
-            let name = p.strip_prefix(&root).unwrap_or(&p).display().to_string();
-            let (rtol, atol) = outputs::tolerance(&name);
-            Trial::test(format!("sim/{name}"), move || {
-                run_case(&p, rtol, atol).map_err(Failed::from)
-            })
-        })
-        .collect();
+    let mut trials = outputs::fixture_trials(&root, "sim", &[], run_case);
     trials.push(Trial::test("sim/auto_cast_matches_hand_rounding", || {
         auto_cast_matches_hand_rounding().map_err(Failed::from)
     }));
