@@ -355,12 +355,17 @@ mod tests {
 
     #[test]
     fn oldest_first_reuses_the_range_whose_accessors_are_oldest() {
-        let mut a = SbufAllocator::with_placement(384, Placement::OldestFirst);
-        let x = a.alloc(128).unwrap();
-        let y = a.alloc(128).unwrap();
-        let _z = a.alloc(128).unwrap();
-        a.free(y.offset, 128, vec![5]);
-        a.free(x.offset, 128, vec![9]);
+        // Three 128-byte tenants; the second freed (last used by 5), then the first (9).
+        let three_freed = |placement| {
+            let mut a = SbufAllocator::with_placement(384, placement);
+            let x = a.alloc(128).unwrap();
+            let y = a.alloc(128).unwrap();
+            let _z = a.alloc(128).unwrap();
+            a.free(y.offset, 128, vec![5]);
+            a.free(x.offset, 128, vec![9]);
+            a
+        };
+        let mut a = three_freed(Placement::OldestFirst);
         // Free: [0, 256), [0, 128) last used by 9 and [128, 256) by 5. The new tenant
         // takes [128, 256) and waits for 5 only; the lower address would wait for 9.
         let w = a.alloc(100).unwrap();
@@ -371,12 +376,7 @@ mod tests {
         assert_eq!((v.offset, v.war), (0, vec![9]));
         // Next fit, same frees: the cursor wrapped to 0, so it takes [0, 128) and waits
         // for the newer 9.
-        let mut a = SbufAllocator::new(384);
-        let x = a.alloc(128).unwrap();
-        let y = a.alloc(128).unwrap();
-        let _z = a.alloc(128).unwrap();
-        a.free(y.offset, 128, vec![5]);
-        a.free(x.offset, 128, vec![9]);
+        let mut a = three_freed(Placement::NextFit);
         let w = a.alloc(100).unwrap();
         assert_eq!((w.offset, w.war), (0, vec![9]));
     }
