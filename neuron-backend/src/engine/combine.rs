@@ -449,7 +449,7 @@ impl Lowerer<'_> {
         let keep_act = works
             .iter()
             .position(|w| *w == OpWork::Matmul)
-            .and_then(|mi| crate::engine::emit_ops::fusable_epilogue(self, ops, works, mi))
+            .and_then(|mi| crate::engine::emit_mm::fusable_epilogue(self, ops, works, mi))
             .map(|(j, _)| j);
         let cx = Ctx {
             m: self.m,

@@ -2,18 +2,21 @@
 //! (LoadStationary / MultiplyMoving into PSUM, then eviction with the fused epilogue),
 //! single-engine tile operations, and relayouts (TensorE transpose or DMA).
 //!
-//! Owns: [`matmul_record`], [`compute_record`], [`relayout`].
+//! Owns: [`matmul_record`], [`compute_record`], [`relayout`], and the choice of the
+//! epilogue a PSUM eviction applies ([`fusable_epilogue`]) with the producers it waits for
+//! ([`epilogue_deps`]).
 //! Invariants: a matmul chunk is one output block of ≤128 partitions × ≤2048 columns
 //! (4 PSUM banks of 512 FP32); each MultiplyMoving streams ≤512 columns over a K tile of
 //! ≤128 partitions; all `count`s equal the number of hardware instructions the record
 //! stands for.
 
 use crate::engine::classify::OpWork;
-use crate::engine::emit_ops::instr;
+use crate::engine::emit_ops::{instr, Kx};
 use crate::engine::isa::{BufId, Engine, InstrId, Mem, Opcode};
 use crate::engine::lower::{AutoCast, Lowerer};
 use crate::engine::tiling::{elems_bytes, root, MatmulDims, Tiling};
 use neuronc_ir::{OpId, OpKind, ValueId};
+use rustc_hash::FxHashSet;
 
 /// What a matmul record needs to know.
 #[derive(Clone, Copy, Debug)]
@@ -454,4 +457,74 @@ fn engine_opcode(e: Engine, func: &str, op: &str, inputs: u8, evict: bool) -> Op
             inputs,
         },
     }
+}
+
+/// The first single-input elementwise op fed by the matmul that ScalarE can apply while
+/// evicting PSUM (`func(x*scale+bias)`, facts §1.5).
+pub(super) fn fusable_epilogue(
+    lw: &Lowerer,
+    ops: &[OpId],
+    works: &[OpWork],
+    mi: usize,
+) -> Option<(usize, &'static str)> {
+    let m = lw.m;
+    let mut chain: FxHashSet<ValueId> = m.op(ops[mi]).results.iter().copied().collect();
+    for (j, &op) in ops.iter().enumerate().skip(mi + 1) {
+        let o = m.op(op);
+        let fed = o.operands.iter().any(|v| chain.contains(v));
+        if !fed {
+            continue;
+        }
+        match &works[j] {
+            OpWork::Relabel => chain.extend(o.results.iter().copied()),
+            OpWork::Elementwise {
+                name,
+                inputs: 1,
+                engines,
+            } if engines.contains(&Engine::Scalar) => {
+                return Some((j, name));
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Producers of the operands of `epilogue` (an op fused into a PSUM eviction) that are
+/// already lowered; an operand produced by a relabel not yet reached (a broadcast after
+/// the matmul in program order) is followed to that relabel's operands.
+/// The operand carrying the matmul's own result (directly or through single-operand
+/// relabels) is skipped: the eviction produces it.
+pub(super) fn epilogue_deps(lw: &Lowerer, kx: &Kx, matmul: OpId, epilogue: OpId) -> Vec<InstrId> {
+    let m = lw.m;
+    let from_matmul = |mut v: ValueId| {
+        for _ in 0..8 {
+            match m.value(v).def {
+                neuronc_ir::ValueDef::Result(p, _) if p == matmul => return true,
+                neuronc_ir::ValueDef::Result(p, _) if m.op(p).operands.len() == 1 => {
+                    v = m.op(p).operands[0];
+                }
+                _ => return false,
+            }
+        }
+        false
+    };
+    let mut todo: Vec<(ValueId, u8)> = m
+        .op(epilogue)
+        .operands
+        .iter()
+        .filter(|&&v| !from_matmul(v))
+        .map(|&v| (v, 0))
+        .collect();
+    let mut deps = Vec::new();
+    while let Some((v, depth)) = todo.pop() {
+        if let Some(d) = kx.prod.get(&v) {
+            deps.extend_from_slice(d);
+        } else if let (neuronc_ir::ValueDef::Result(p, _), true) = (m.value(v).def, depth < 8) {
+            todo.extend(m.op(p).operands.iter().map(|&u| (u, depth + 1)));
+        }
+    }
+    deps.sort_unstable();
+    deps.dedup();
+    deps
 }

@@ -367,7 +367,7 @@ fn matmul_of(lw: &Lowerer, ops: &[OpId], works: &[OpWork]) -> Option<Mm> {
     } else {
         (d.n, d.m)
     };
-    let fused = fusable_epilogue(lw, ops, works, i);
+    let fused = crate::engine::emit_mm::fusable_epilogue(lw, ops, works, i);
     let fused_out = fused.map_or_else(Vec::new, |(j, _)| m.op(ops[j]).results.clone());
     let fused_op = fused.map(|(j, _)| ops[j]);
     Some(Mm {
@@ -389,37 +389,6 @@ fn n_tiles(n: u64) -> Vec<u32> {
     (0..n.div_ceil(512))
         .map(|t| (n - t * 512).min(512) as u32)
         .collect()
-}
-
-/// The first single-input elementwise op fed by the matmul that ScalarE can apply while
-/// evicting PSUM (`func(x*scale+bias)`, facts §1.5).
-pub(super) fn fusable_epilogue(
-    lw: &Lowerer,
-    ops: &[OpId],
-    works: &[OpWork],
-    mi: usize,
-) -> Option<(usize, &'static str)> {
-    let m = lw.m;
-    let mut chain: FxHashSet<ValueId> = m.op(ops[mi]).results.iter().copied().collect();
-    for (j, &op) in ops.iter().enumerate().skip(mi + 1) {
-        let o = m.op(op);
-        let fed = o.operands.iter().any(|v| chain.contains(v));
-        if !fed {
-            continue;
-        }
-        match &works[j] {
-            OpWork::Relabel => chain.extend(o.results.iter().copied()),
-            OpWork::Elementwise {
-                name,
-                inputs: 1,
-                engines,
-            } if engines.contains(&Engine::Scalar) => {
-                return Some((j, name));
-            }
-            _ => return None,
-        }
-    }
-    None
 }
 
 /// Tiles of the kernel's iteration space, and (for a kernel without matmul) the element
@@ -517,45 +486,6 @@ fn operand_deps(lw: &Lowerer, kx: &Kx, op: OpId) -> Vec<InstrId> {
         .iter()
         .flat_map(|v| kx.prod.get(v).cloned().unwrap_or_default())
         .collect()
-}
-
-/// Producers of the operands of `epilogue` (an op fused into a PSUM eviction) that are
-/// already lowered; an operand produced by a relabel not yet reached (a broadcast after
-/// the matmul in program order) is followed to that relabel's operands.
-/// The operand carrying the matmul's own result (directly or through single-operand
-/// relabels) is skipped: the eviction produces it.
-fn epilogue_deps(lw: &Lowerer, kx: &Kx, matmul: OpId, epilogue: OpId) -> Vec<InstrId> {
-    let m = lw.m;
-    let from_matmul = |mut v: ValueId| {
-        for _ in 0..8 {
-            match m.value(v).def {
-                neuronc_ir::ValueDef::Result(p, _) if p == matmul => return true,
-                neuronc_ir::ValueDef::Result(p, _) if m.op(p).operands.len() == 1 => {
-                    v = m.op(p).operands[0];
-                }
-                _ => return false,
-            }
-        }
-        false
-    };
-    let mut todo: Vec<(ValueId, u8)> = m
-        .op(epilogue)
-        .operands
-        .iter()
-        .filter(|&&v| !from_matmul(v))
-        .map(|&v| (v, 0))
-        .collect();
-    let mut deps = Vec::new();
-    while let Some((v, depth)) = todo.pop() {
-        if let Some(d) = kx.prod.get(&v) {
-            deps.extend_from_slice(d);
-        } else if let (neuronc_ir::ValueDef::Result(p, _), true) = (m.value(v).def, depth < 8) {
-            todo.extend(m.op(p).operands.iter().map(|&u| (u, depth + 1)));
-        }
-    }
-    deps.sort_unstable();
-    deps.dedup();
-    deps
 }
 
 /// The values `op` reads: its operands, and for ops with regions (`case`, `while`, ...)
@@ -696,7 +626,7 @@ fn emit_op(
                 // operands (its `[P, 1]` scale or bias) as well as for the PSUM result.
                 let mut out_war = out_war;
                 if let Some(f) = mm.fused_op {
-                    out_war.extend(epilogue_deps(lw, kx, op, f));
+                    out_war.extend(crate::engine::emit_mm::epilogue_deps(lw, kx, op, f));
                 }
                 // The fused result's buffer, else the matmul result's.
                 let slot = mm.fused_out.iter().chain(&res).find_map(|r| {
