@@ -23,7 +23,7 @@ mod outputs;
 use libtest_mimic::{Arguments, Failed, Trial};
 use neuronc::build::{build, BuildOptions};
 use neuronc_backend::hlo_import::{hlo_proto_to_stablehlo, ImportError};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 fn run_case(path: &Path, rtol: f64, atol_factor: f64) -> Result<(), String> {
     let case = outputs::load(path, None)?;
@@ -40,20 +40,6 @@ fn run_case(path: &Path, rtol: f64, atol_factor: f64) -> Result<(), String> {
         .transpose()?;
     let outs = outputs::run_text(&imported, "model.hlo.pb", case.args)?;
     outputs::check(&outs, reference.as_deref(), &case.arrays, rtol, atol_factor)
-}
-
-/// A jax-written `HloModuleProto` against jax's outputs.
-fn run_jax_proto(pb: &Path) -> Result<(), String> {
-    let stem = pb.file_name().and_then(|n| n.to_str()).ok_or("name")?;
-    let npz_path = pb.with_file_name(format!("{}.npz", stem.split('.').next().unwrap_or(stem)));
-    let case = outputs::load(pb, Some(&npz_path))?;
-    let opts = neuronc_interp::RunOptions {
-        float_semantics: neuronc_interp::FloatSemantics::Xla,
-        ..Default::default()
-    };
-    let outs = neuronc_interp::run_function(&case.module, &case.func, case.args, &opts)
-        .map_err(|e| e.to_string())?;
-    outputs::check(&outs, None, &case.arrays, 1e-4, 1e-5)
 }
 
 /// Garbage, a truncated proto and an unknown opcode are typed errors naming the problem.
@@ -96,23 +82,15 @@ fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
     let mut trials =
         outputs::fixture_trials(&root, "hlo_import", outputs::INTERPRETER_GAPS, run_case);
-    let mut protos: Vec<PathBuf> = std::fs::read_dir(root.join("hlo"))
-        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    protos.retain(|p| p.extension().is_some_and(|e| e == "pb"));
-    protos.sort();
+    let protos = outputs::files_ending(&root.join("hlo"), ".pb");
     if protos.is_empty() {
         trials.push(Trial::test("hlo_import/jax_protos_present", || {
             Err(Failed::from("no fixtures/hlo/*.pb"))
         }));
     }
-    for p in protos {
-        let name = p
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+    for (p, name) in protos {
         trials.push(Trial::test(format!("hlo_import/jax/{name}"), move || {
-            run_jax_proto(&p).map_err(Failed::from)
+            outputs::run_jax_artifact(&p).map_err(Failed::from)
         }));
     }
     trials.push(Trial::test("hlo_import/bad_inputs_are_errors", || {

@@ -22,7 +22,7 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use neuronc::build::{build, BuildOptions};
 use neuronc_backend::hlo_import::{hlo_proto_to_stablehlo, hlo_text_to_stablehlo};
 use neuronc_interp::Tensor;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Test 1: our `model.hlo.txt`, read back, against the framework; and against the `.pb`.
 fn run_case(path: &Path, rtol: f64, atol_factor: f64) -> Result<(), String> {
@@ -95,22 +95,6 @@ fn same_translation(from_pb: &str, from_text: &str) -> Result<(), String> {
     ))
 }
 
-/// Test 2: a jax-written HLO text against jax's outputs (read through `Source::read`,
-/// so the extension routing is exercised too).
-fn run_jax_text(txt: &Path) -> Result<(), String> {
-    let file = txt.file_name().and_then(|n| n.to_str()).ok_or("name")?;
-    let stem = file.split('.').next().unwrap_or(file);
-    let npz_path = txt.with_file_name(format!("{stem}.npz"));
-    let case = outputs::load(txt, Some(&npz_path))?;
-    let opts = neuronc_interp::RunOptions {
-        float_semantics: neuronc_interp::FloatSemantics::Xla,
-        ..Default::default()
-    };
-    let outs = neuronc_interp::run_function(&case.module, &case.func, case.args, &opts)
-        .map_err(|e| e.to_string())?;
-    outputs::check(&outs, None, &case.arrays, 1e-4, 1e-5)
-}
-
 /// Test 3: `X[.opt].hlo.txt` and `X[.opt].pb` translate alike.
 fn text_matches_proto(txt: &Path, pb: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(txt).map_err(|e| e.to_string())?;
@@ -125,24 +109,16 @@ fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
     let mut trials =
         outputs::fixture_trials(&root, "hlo_text", outputs::INTERPRETER_GAPS, run_case);
-    let mut texts: Vec<PathBuf> = std::fs::read_dir(root.join("hlo"))
-        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    texts.retain(|p| p.to_string_lossy().ends_with(".hlo.txt"));
-    texts.sort();
+    let texts = outputs::files_ending(&root.join("hlo"), ".hlo.txt");
     if texts.len() < 10 {
         trials.push(Trial::test("hlo_text/jax_texts_present", || {
             Err(Failed::from("fewer than 10 fixtures/hlo/*.hlo.txt"))
         }));
     }
-    for p in texts {
-        let name = p
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+    for (p, name) in texts {
         let q = p.clone();
         trials.push(Trial::test(format!("hlo_text/jax/{name}"), move || {
-            run_jax_text(&q).map_err(Failed::from)
+            outputs::run_jax_artifact(&q).map_err(Failed::from)
         }));
         let pb = p.with_file_name(name.replace(".hlo.txt", ".pb"));
         if pb.is_file() {

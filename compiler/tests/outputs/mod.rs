@@ -31,6 +31,41 @@ pub fn run_text(text: &str, name: &str, args: Vec<Tensor>) -> Result<Vec<Tensor>
         .map_err(|e| format!("{name}: {e}"))
 }
 
+/// A jax-written HLO artifact `fixtures/hlo/X[.opt].{pb,hlo.txt}` (read through
+/// [`load`], so through the driver's input routing) run with XLA float semantics against
+/// jax's outputs in `fixtures/hlo/X.npz`.
+pub fn run_jax_artifact(path: &Path) -> Result<(), String> {
+    let file = path.file_name().and_then(|n| n.to_str()).ok_or("name")?;
+    let stem = file.split('.').next().unwrap_or(file);
+    let npz_path = path.with_file_name(format!("{stem}.npz"));
+    let case = load(path, Some(&npz_path))?;
+    let opts = neuronc_interp::RunOptions {
+        float_semantics: neuronc_interp::FloatSemantics::Xla,
+        ..Default::default()
+    };
+    let outs = neuronc_interp::run_function(&case.module, &case.func, case.args, &opts)
+        .map_err(|e| e.to_string())?;
+    check(&outs, None, &case.arrays, 1e-4, 1e-5)
+}
+
+/// The files of `dir` whose names end in `suffix`, sorted, with their file names.
+pub fn files_ending(dir: &Path, suffix: &str) -> Vec<(PathBuf, String)> {
+    let mut v: Vec<(PathBuf, String)> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|p| {
+            let name = p.file_name()?.to_str()?.to_string();
+            name.ends_with(suffix).then_some((p, name))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
 /// One trial `PREFIX/NAME` per fixture with framework outputs under `root`, running
 /// `run(path, rtol, atol)` under the fixture's tolerance; fixtures named in `ignored` are
 /// listed but ignored.
