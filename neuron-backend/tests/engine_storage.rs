@@ -116,3 +116,87 @@ fn a_splat_constant_never_crosses_dma() {
         .sum();
     assert_eq!(loaded, 64 * 8 + 64 * 1024 * 4 + 16384 * 1024 * 4);
 }
+
+/// Bytes of the HBM copy of the module's `stablehlo.exponential` result, and the bytes
+/// all loads read from it.
+fn hbm_copy_bytes(src: &str, auto_cast: AutoCast) -> (u64, u64) {
+    let m = parse_module(src).expect("parse");
+    let f = m.entry().expect("entry").clone();
+    let plan = plan_function(&m, &f, &FusionConfig::default());
+    let opts = EngineOptions {
+        auto_cast,
+        ..EngineOptions::default()
+    };
+    let p = compile_function(&m, &f, &plan, &opts)
+        .expect("compile")
+        .lowered
+        .program;
+    let mut exp = None;
+    m.walk_ops(|op| {
+        if m.op(op).kind == OpKind::Exponential {
+            exp = m.op(op).results.first().copied();
+        }
+    });
+    let name = format!("{}", exp.expect("an exponential"));
+    let ids: Vec<usize> = (0..p.buffers.len())
+        .filter(|&b| p.buffers[b].mem == Mem::Hbm && p.buffers[b].name == name)
+        .collect();
+    assert_eq!(ids.len(), 1, "one HBM copy of {name}");
+    let loaded = p
+        .instrs
+        .iter()
+        .filter(|i| i.op == Opcode::Load && i.reads.contains(&(ids[0] as u32)))
+        .map(|i| i.partitions as u64 * i.free as u64 * i.count as u64)
+        .sum();
+    (p.buffers[ids[0]].bytes, loaded)
+}
+
+// `%h` (16384 × 1024 FP32 = 64 MiB, 512 KiB per partition) cannot stay in SBUF (192 KiB
+// per partition), so its producer stores it to HBM for the matmul. The add in its own
+// kernel keeps it from being narrowed everywhere.
+const LATER_ONLY_MATMUL: &str = r#"
+func.func @main(%x: tensor<16384x1024xf32>, %w: tensor<1024x128xf32>) -> (tensor<16384x1024xf32>, tensor<16384x128xf32>) {
+  %h = stablehlo.exponential %x : tensor<16384x1024xf32>
+  %u = stablehlo.add %h, %h : tensor<16384x1024xf32>
+  %y = stablehlo.dot_general %h, %w, contracting_dims = [1] x [0] : (tensor<16384x1024xf32>, tensor<1024x128xf32>) -> tensor<16384x128xf32>
+  return %u, %y : tensor<16384x1024xf32>, tensor<16384x128xf32>
+}
+"#;
+
+// The same, plus an elementwise reader of `%h` after the matmul.
+const LATER_ELEMENTWISE: &str = r#"
+func.func @main(%x: tensor<16384x1024xf32>, %w: tensor<1024x128xf32>) -> (tensor<16384x1024xf32>, tensor<16384x1024xf32>) {
+  %h = stablehlo.exponential %x : tensor<16384x1024xf32>
+  %u = stablehlo.add %h, %h : tensor<16384x1024xf32>
+  %y = stablehlo.dot_general %h, %w, contracting_dims = [1] x [0] : (tensor<16384x1024xf32>, tensor<1024x128xf32>) -> tensor<16384x128xf32>
+  %zero = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %s = stablehlo.reduce(%y init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<16384x128xf32>, tensor<f32>) -> tensor<16384xf32>
+  %b = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<16384xf32>) -> tensor<16384x1024xf32>
+  %v = stablehlo.multiply %h, %b : tensor<16384x1024xf32>
+  return %u, %v : tensor<16384x1024xf32>, tensor<16384x1024xf32>
+}
+"#;
+
+const H_FP32: u64 = 16384 * 1024 * 4;
+
+#[test]
+fn a_value_stored_for_matmuls_only_goes_to_hbm_as_bf16() {
+    // Written once as BF16 (half of 64 MiB) and read back as BF16 by the matmul.
+    let (copy, loaded) = hbm_copy_bytes(LATER_ONLY_MATMUL, AutoCast::Matmult);
+    assert_eq!(copy, H_FP32 / 2);
+    assert!(loaded > 0 && loaded % (H_FP32 / 2) == 0, "loaded {loaded}");
+}
+
+#[test]
+fn a_later_elementwise_reader_keeps_the_hbm_copy_fp32() {
+    let (copy, loaded) = hbm_copy_bytes(LATER_ELEMENTWISE, AutoCast::Matmult);
+    assert_eq!(copy, H_FP32);
+    assert!(loaded > 0 && loaded % H_FP32 == 0, "loaded {loaded}");
+}
+
+#[test]
+fn without_auto_cast_the_hbm_copy_stays_fp32() {
+    let (copy, loaded) = hbm_copy_bytes(LATER_ONLY_MATMUL, AutoCast::None);
+    assert_eq!(copy, H_FP32);
+    assert!(loaded > 0 && loaded % H_FP32 == 0, "loaded {loaded}");
+}

@@ -14,7 +14,7 @@ use crate::engine::classify::OpWork;
 use crate::engine::emit_ops::{instr, Kx};
 use crate::engine::isa::{BufId, Engine, InstrId, Mem, Opcode};
 use crate::engine::lower::{AutoCast, Lowerer};
-use crate::engine::tiling::{elems_bytes, root, MatmulDims, Tiling};
+use crate::engine::tiling::{elems_bytes, MatmulDims, Tiling};
 use neuronc_ir::{OpId, OpKind, ValueId};
 use rustc_hash::FxHashSet;
 
@@ -323,7 +323,7 @@ pub(crate) fn relayout(
     let ty = lw.m.tensor_type(v).map(|t| t.elem);
     let mut eb = ty.map_or(4, |e| e.byte_width().max(1) as u64);
     let mut bytes = bytes;
-    if eb == 4 && lw.narrow.contains(&root(lw.m, v)) {
+    if eb == 4 && lw.stored_bf16(v) {
         // Stored as BF16 (`engine::narrow`): the transpose moves half the bytes, at the
         // BF16 rate, exactly (one nonzero product per output, FP32 accumulation).
         eb = 2;

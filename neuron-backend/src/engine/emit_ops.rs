@@ -108,6 +108,9 @@ pub(super) struct Kx {
     pub(super) gathered: FxHashMap<ValueId, u64>,
     /// Streamed values with a single slot (no double buffering).
     pub(super) single: FxHashSet<ValueId>,
+    /// Outputs stored through to HBM as BF16 (`Lowerer::bf16_from`); marked
+    /// `Lowerer::hbm_bf16` when the kernel is finished.
+    pub(super) cast_out: FxHashSet<ValueId>,
     /// A batched matmul's batch-major operands: record `c` waits only for the batches
     /// its chunks cover ([`crate::engine::kernel_io::BatchOrder`]).
     pub(super) batch: Option<crate::engine::kernel_io::BatchOrder>,
@@ -142,6 +145,7 @@ impl Kx {
             local: Vec::new(),
             gathered: FxHashMap::default(),
             single: FxHashSet::default(),
+            cast_out: FxHashSet::default(),
             batch: None,
             walk,
             rows: None,
@@ -220,10 +224,12 @@ pub(crate) fn lower_compute(
             writers.entry(r).or_default().extend(last);
             let spilled = !kx.resident_out.contains_key(&r);
             if lw.returned.contains(&r) || spilled {
-                let (bytes, tiles) = (lw.bytes_of(r), kx.tiling.tiles());
+                let cast = kx.cast_out.contains(&r);
+                let bytes = lw.bytes_of(r) / if cast { 2 } else { 1 };
+                let tiles = kx.tiling.tiles();
                 let hbm = match stores.get(&r) {
                     Some((b, _)) => *b,
-                    None => lw.hbm_buffer(r),
+                    None => lw.hbm_buffer_sized(r, bytes),
                 };
                 let src = kx
                     .resident_out
@@ -237,15 +243,28 @@ pub(crate) fn lower_compute(
                     // itself.
                     deps.extend(kx.first_war.get(&r).into_iter().flatten());
                 }
-                let id = lw.dma(
-                    Opcode::Store,
-                    kx.k,
-                    share(bytes, count, tiles),
-                    kx.tiling.parts,
-                    deps,
-                    src.into_iter().collect(),
-                    vec![hbm],
-                );
+                let (sh, parts, src) = (share(bytes, count, tiles), kx.tiling.parts, src);
+                let id = if cast {
+                    lw.dma_cast(
+                        Opcode::Store,
+                        kx.k,
+                        sh,
+                        parts,
+                        deps,
+                        src.into_iter().collect(),
+                        vec![hbm],
+                    )
+                } else {
+                    lw.dma(
+                        Opcode::Store,
+                        kx.k,
+                        sh,
+                        parts,
+                        deps,
+                        src.into_iter().collect(),
+                        vec![hbm],
+                    )
+                };
                 kx.all.push(id);
                 if !kx.resident_out.contains_key(&r) {
                     // The store reads the slot: the next write of it waits (WAR).
@@ -272,6 +291,7 @@ fn finish_kernel(
     stores: FxHashMap<ValueId, (BufId, Vec<InstrId>)>,
     writers: FxHashMap<ValueId, Vec<InstrId>>,
 ) {
+    lw.hbm_bf16.extend(kx.cast_out.iter().copied());
     for (r, ids) in std::mem::take(&mut kx.resident_readers) {
         if let Some(a) = lw.avail.get_mut(&r) {
             a.readers.extend(ids);

@@ -206,6 +206,9 @@ pub(super) fn plan_memory(
         if let Some((off, war)) = lw.alloc_spilling(bytes, pos, &keep2) {
             let b = lw.prog.buffer(format!("{r}"), Mem::Sbuf, off, bytes);
             kx.resident_out.insert(r, (b, off, bytes, war));
+        } else if lw.bf16_from(r, pos + 1) {
+            // Stored through to HBM; every later reader only feeds it to matmuls.
+            kx.cast_out.insert(r);
         }
     }
     Ok(())

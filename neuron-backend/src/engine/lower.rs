@@ -180,6 +180,12 @@ pub(crate) struct Lowerer<'a> {
     pub local_frees: std::collections::VecDeque<LocalAlloc>,
     /// Roots stored as BF16 under auto-cast ([`crate::engine::narrow`]).
     pub narrow: FxHashSet<ValueId>,
+    /// FP32 roots whose HBM copy was written as BF16 because every later reader only
+    /// feeds it to matmuls (`narrow::matmul_only_reads`); their loads move BF16.
+    pub hbm_bf16: FxHashSet<ValueId>,
+    /// `(root, position)`: the kernel at that position reads the root only as matmul
+    /// operands (empty without auto-cast).
+    pub mm_reads: FxHashSet<(ValueId, usize)>,
     /// Splat constants that kernels write into their own slots instead of loading.
     pub splats: FxHashSet<ValueId>,
     /// Forced single-engine work still to come ([`crate::engine::balance`]).
@@ -269,6 +275,8 @@ impl<'a> Lowerer<'a> {
                 .collect(),
             local_frees: Default::default(),
             narrow: FxHashSet::default(),
+            hbm_bf16: FxHashSet::default(),
+            mm_reads: FxHashSet::default(),
             splats: FxHashSet::default(),
             ahead: Default::default(),
             pos: 0,
@@ -301,6 +309,8 @@ impl<'a> Lowerer<'a> {
         }
         if self.opts.auto_cast != AutoCast::None {
             self.narrow = crate::engine::narrow::narrow_roots(m, &self.plan.graph, &self.returned);
+            self.mm_reads =
+                crate::engine::narrow::matmul_only_reads(m, &self.plan.graph, &self.kernels, order);
         }
         // Compulsory traffic: arguments some kernel reads, results some kernel computes.
         let args: FxHashSet<ValueId> = m.region(func.body).args.iter().copied().collect();
@@ -336,10 +346,31 @@ impl<'a> Lowerer<'a> {
         );
     }
 
+    /// Whether `v`'s root is held as BF16 (narrowed, or its HBM copy was written as
+    /// BF16 and every copy loaded from it since is BF16).
+    pub fn stored_bf16(&self, v: ValueId) -> bool {
+        let r = root(self.m, v);
+        self.narrow.contains(&r) || self.hbm_bf16.contains(&r)
+    }
+
+    /// Whether root `r`'s HBM copy may be written as BF16 now: auto-cast is on, `r` is
+    /// an FP32 value that is neither returned nor already narrow, and every kernel from
+    /// position `from` on that reads it reads it only as matmul operands.
+    pub fn bf16_from(&self, r: ValueId, from: usize) -> bool {
+        let Some(uses) = self.uses.get(&r) else {
+            return false;
+        };
+        let later = &uses[uses.partition_point(|&p| p < from)..];
+        !later.is_empty()
+            && !self.returned.contains(&r)
+            && !self.narrow.contains(&r)
+            && later.iter().all(|&p| self.mm_reads.contains(&(r, p)))
+    }
+
     /// Bytes of value `v` as stored (BF16 for narrowed roots and their views).
     pub fn bytes_of(&self, v: ValueId) -> u64 {
         let bytes = elems_bytes(self.m, v).1;
-        if self.narrow.contains(&root(self.m, v)) {
+        if self.stored_bf16(v) {
             bytes / 2
         } else {
             bytes
@@ -349,7 +380,7 @@ impl<'a> Lowerer<'a> {
     /// SBUF bytes per partition to hold all of `v` as stored.
     pub fn resident_pp(&self, v: ValueId) -> u64 {
         let pp = resident_bytes_pp(self.m, &self.plan.layout, v);
-        if self.narrow.contains(&root(self.m, v)) {
+        if self.stored_bf16(v) {
             pp.div_ceil(2)
         } else {
             pp
@@ -358,7 +389,11 @@ impl<'a> Lowerer<'a> {
 
     /// An HBM buffer for value `v`.
     pub fn hbm_buffer(&mut self, v: ValueId) -> BufId {
-        let bytes = self.bytes_of(v);
+        self.hbm_buffer_sized(v, self.bytes_of(v))
+    }
+
+    /// [`Lowerer::hbm_buffer`] of `bytes` bytes.
+    pub fn hbm_buffer_sized(&mut self, v: ValueId, bytes: u64) -> BufId {
         let off = self.hbm_next;
         self.hbm_next += bytes.div_ceil(64) * 64;
         self.prog.buffer(format!("{v}"), Mem::Hbm, off, bytes)
@@ -458,21 +493,22 @@ impl<'a> Lowerer<'a> {
         if a.hbm.is_none() {
             let pieces = a.pieces.clone();
             let sb = a.sbuf.map(|(b, _, _)| b);
+            let cast = self.bf16_from(r, self.pos);
+            if cast {
+                self.hbm_bf16.insert(r);
+            }
             let bytes = self.bytes_of(r);
             let buf = self.hbm_buffer(r);
             let n = pieces.len().max(1) as u64;
             let mut stores = Vec::new();
             for (i, &p) in pieces.iter().enumerate() {
                 let share = bytes * (i as u64 + 1) / n - bytes * i as u64 / n;
-                let id = self.dma(
-                    Opcode::Spill,
-                    u32::MAX,
-                    share,
-                    128,
-                    vec![p],
-                    sb.into_iter().collect(),
-                    vec![buf],
-                );
+                let (deps, reads) = (vec![p], sb.into_iter().collect());
+                let id = if cast {
+                    self.dma_cast(Opcode::Spill, u32::MAX, share, 128, deps, reads, vec![buf])
+                } else {
+                    self.dma(Opcode::Spill, u32::MAX, share, 128, deps, reads, vec![buf])
+                };
                 stores.push(id);
             }
             if let Some(a) = self.avail.get_mut(&r) {
@@ -537,6 +573,27 @@ impl<'a> Lowerer<'a> {
             duration_s: dur,
             ideal_s: self.opts.model.dma_ideal_s(bytes),
         })
+    }
+
+    /// [`Lowerer::dma`] of an FP32 tensor written to HBM as `hbm_bytes` of BF16 (facts
+    /// §2.3: DMA casts through FP32). Costed at the bytes of its FP32 side [U]: whether
+    /// the DMA engines stream the narrower side faster is not documented. HBM traffic is
+    /// the BF16 bytes.
+    #[allow(clippy::too_many_arguments)]
+    pub fn dma_cast(
+        &mut self,
+        op: Opcode,
+        kernel: u32,
+        hbm_bytes: u64,
+        parts: u32,
+        deps: Vec<InstrId>,
+        reads: Vec<BufId>,
+        writes: Vec<BufId>,
+    ) -> InstrId {
+        let id = self.dma(op, kernel, 2 * hbm_bytes, parts, deps, reads, writes);
+        self.work.hbm_bytes -= hbm_bytes;
+        self.prog.instrs[id as usize].ideal_s = self.opts.model.dma_ideal_s(hbm_bytes);
+        id
     }
 
     /// Appends an instruction (deduplicating its dependencies) and returns its id.

@@ -130,3 +130,77 @@ pub(crate) fn tensor_engine_dot(m: &Module, op: neuronc_ir::OpId) -> bool {
         && o.operands.iter().all(|&x| float(x))
         && o.results.iter().all(|&x| float(x))
 }
+
+/// Late narrowing: the `(root, kernel position)` pairs where the kernel at that position
+/// reads the FP32 root (through any of its inputs and in-kernel layout-only views) only
+/// as operands of TensorE `dot_general`s. A root whose every read from some position on
+/// is such a pair may have its HBM copy written as BF16 from then on (a spill, or the
+/// store of an output that found no SBUF room): under auto-cast every later reader
+/// rounds it to BF16 anyway, so rounding once on the way to HBM is bit-identical (the
+/// [module rule](self), applied to the remaining uses only).
+pub(crate) fn matmul_only_reads(
+    m: &Module,
+    graph: &RegionGraph,
+    kernels: &[neuronc_passes::neuron::fusion::Kernel],
+    order: &[usize],
+) -> FxHashSet<(ValueId, usize)> {
+    let mut yes = FxHashSet::default();
+    let mut no = FxHashSet::default();
+    for (pos, &k) in order.iter().enumerate() {
+        let kernel = &kernels[k];
+        let own: FxHashSet<neuronc_ir::OpId> = kernel
+            .ops
+            .iter()
+            .chain(&kernel.duplicated)
+            .copied()
+            .collect();
+        for &v in &kernel.inputs {
+            let r = root(m, v);
+            if m.tensor_type(r).is_some_and(|t| t.elem == ElemType::F32)
+                && reads_only_for_matmul(m, graph, &own, v)
+            {
+                yes.insert((r, pos));
+            } else {
+                no.insert((r, pos));
+            }
+        }
+    }
+    yes.retain(|x| !no.contains(x));
+    yes
+}
+
+/// Whether every use of `v` by an op in `own` (following in-kernel layout-only views)
+/// is operand 0 or 1 of a TensorE `dot_general`, and there is at least one.
+fn reads_only_for_matmul(
+    m: &Module,
+    graph: &RegionGraph,
+    own: &FxHashSet<neuronc_ir::OpId>,
+    v: ValueId,
+) -> bool {
+    let mut work = vec![v];
+    let mut any = false;
+    // The same bound as `only_matmul_uses`.
+    for _ in 0..4096 {
+        let Some(x) = work.pop() else {
+            return any;
+        };
+        for &(user, idx) in graph.users_of(x) {
+            if !own.contains(&user) {
+                continue;
+            }
+            let o = m.op(user);
+            let view = matches!(
+                o.kind,
+                OpKind::Reshape | OpKind::Transpose | OpKind::GetTupleElement
+            ) && idx == 0;
+            if view {
+                work.extend(o.results.iter().copied());
+            } else if tensor_engine_dot(m, user) && idx <= 1 {
+                any = true;
+            } else {
+                return false;
+            }
+        }
+    }
+    false
+}
