@@ -136,6 +136,7 @@ fn program_nir(path: &Path) -> Result<String, String> {
     let options = BuildOptions {
         target: "trn1".to_string(),
         auto_cast: AutoCast::default(),
+        ..BuildOptions::default()
     };
     let artifacts = build(module, &options).map_err(|e| e.to_string())?;
     let (_, bytes) = artifacts

@@ -1,17 +1,36 @@
 //! `compile`: the whole pipeline from a verified module to the artifact directory.
 //!
-//! Owns [`build`] and [`Artifacts`]: generic -O2 clean-up, NeuronCore layout and fusion
-//! planning, engine lowering and simulation, HLO emission, and the manifest. Pure: it
-//! returns file contents; the CLI writes them. Same input and options, byte-identical
-//! artifacts (no timestamps, no hash-order iteration; `compile_time_s` lives only in the
-//! report, which is therefore excluded from the content hash).
+//! Owns [`build`] and [`Artifacts`]: the float-semantics rewrite, generic -O2 clean-up,
+//! NeuronCore layout and fusion planning, engine lowering and simulation, HLO emission,
+//! and the manifest. Pure: it returns file contents; the CLI writes them. Same input and
+//! options, byte-identical artifacts (no timestamps, no hash-order iteration;
+//! `compile_time_s` lives only in the report, which is therefore excluded from the content
+//! hash).
+//!
+//! Float semantics ([`BuildOptions::float_semantics`]): with [`FloatSemantics::Xla`] (the
+//! default) the module the engine program is planned from is first rewritten by
+//! `neuronc_interp::excess_precision::xla_module`, the rewrite the interpreter's `xla`
+//! semantics runs on, so that fusion, lowering, the report and the simulator see f32 where
+//! XLA:CPU keeps bf16 intermediates in f32, and bf16/f16 sums as XLA:CPU's sequential
+//! `reduce_window` chains. With [`FloatSemantics::Strict`] the module is compiled as
+//! written (every bf16 op result rounded, as the StableHLO spec says). A module without
+//! bf16/f16 types is the same under both.
+//!
+//! `model.hlo.pb` / `model.hlo.txt` are emitted from the module *without* that rewrite
+//! under both semantics: whoever runs the HLO applies its own float semantics to it, and
+//! XLA:CPU applied to the rewritten module would widen a second time (a bf16 op that the
+//! rewrite now reads through an explicit `convert` to f32 gets its f32 value), which no
+//! longer matches the framework.
 
+use std::borrow::Cow;
 use std::time::Instant;
 
 use neuronc_backend::engine::{compile_function, CoreModel, EngineOptions};
 pub use neuronc_backend::engine::{AutoCast, Report};
 use neuronc_backend::sim::{self, SimOptions};
 use neuronc_backend::{emit_hlo_module, HloOptions};
+use neuronc_interp::excess_precision::xla_module;
+pub use neuronc_interp::FloatSemantics;
 use neuronc_interp::Tensor;
 use neuronc_ir::{Module, Type};
 use neuronc_passes::neuron::fusion::FusionConfig;
@@ -27,27 +46,44 @@ use crate::error::Error;
 pub const CLEANUP: &str = "strip-sharding,inline,decompose-batch-norm,\
      fixpoint<8>(canonicalize,cse,dce,narrow-index),sink-constants";
 
-/// Runs the [`CLEANUP`] pipeline, then plans layouts and kernels for the entry function
-/// (`@main`, or the only public function). Shared by `compile` and `explain`.
-pub fn plan_entry(module: &mut Module) -> Result<(neuronc_ir::Func, NeuronPlan), Error> {
-    plan_named(module, None)
+/// Rewrites `module` to follow `semantics` (see the module documentation): XLA:CPU's
+/// excess precision for [`FloatSemantics::Xla`], nothing for [`FloatSemantics::Strict`].
+/// Returns the module as it was when the rewrite changed it.
+pub fn apply_float_semantics(module: &mut Module, semantics: FloatSemantics) -> Option<Module> {
+    if semantics != FloatSemantics::Xla {
+        return None;
+    }
+    match xla_module(module) {
+        Cow::Borrowed(_) => None,
+        Cow::Owned(m) => Some(std::mem::replace(module, m)),
+    }
 }
 
-/// [`plan_entry`] for function `name` (`None`: the entry function).
-fn plan_named(
+/// Runs the [`CLEANUP`] pipeline on `module`.
+fn cleanup(module: &mut Module) -> Result<(), Error> {
+    run_pipeline(module, &Pipeline::parse(CLEANUP)?, &mut PassContext::new())?;
+    Ok(())
+}
+
+/// Applies `semantics`, runs the [`CLEANUP`] pipeline, then plans layouts and kernels for
+/// the entry function (`@main`, or the only public function). Shared by `compile` and
+/// `explain`.
+pub fn plan_entry(
     module: &mut Module,
-    name: Option<&str>,
+    semantics: FloatSemantics,
 ) -> Result<(neuronc_ir::Func, NeuronPlan), Error> {
-    plan_named_with(module, name, &mut |_| {})
+    apply_float_semantics(module, semantics);
+    plan_named_with(module, None, &mut |_| {})
 }
 
-/// [`plan_named`], reporting [`BuildStage::Plan`] when the clean-up is done.
+/// Runs the [`CLEANUP`] pipeline, reports [`BuildStage::Plan`], then plans function
+/// `name` (`None`: the entry function).
 fn plan_named_with(
     module: &mut Module,
     name: Option<&str>,
     progress: &mut dyn FnMut(BuildStage),
 ) -> Result<(neuronc_ir::Func, NeuronPlan), Error> {
-    run_pipeline(module, &Pipeline::parse(CLEANUP)?, &mut PassContext::new())?;
+    cleanup(module)?;
     progress(BuildStage::Plan);
     let func = match name {
         Some(n) => module.func(n).cloned(),
@@ -61,18 +97,19 @@ fn plan_named_with(
     Ok((func, plan))
 }
 
-/// `run --engine sim`: plans function `name` as `compile` does (clean-up, layouts,
-/// kernels), runs the plan in the functional simulator, and schedules it for `target`
-/// for the predicted time.
+/// `run --engine sim`: plans function `name` as `compile` does with `opts` (float
+/// semantics, clean-up, layouts, kernels), runs the plan in the functional simulator, and
+/// schedules it for `opts.target` for the predicted time.
 pub fn simulate(
     mut module: Module,
     name: &str,
     inputs: Vec<Tensor>,
-    target: &str,
-    auto_cast: AutoCast,
+    opts: &BuildOptions,
 ) -> Result<(Vec<Tensor>, Report), Error> {
-    let model = target_model(target)?;
-    let (func, plan) = plan_named(&mut module, Some(name))?;
+    let model = target_model(&opts.target)?;
+    let auto_cast = opts.auto_cast;
+    apply_float_semantics(&mut module, opts.float_semantics);
+    let (func, plan) = plan_named_with(&mut module, Some(name), &mut |_| {})?;
     let results = sim::simulate(&module, &func, &plan, &SimOptions { auto_cast }, inputs)
         .map_err(|e| Error::Run(format!("engine simulator: {e}")))?;
     let engine_opts = EngineOptions {
@@ -99,14 +136,18 @@ pub struct BuildOptions {
     /// `trn1`, `trn2` or `inf2`.
     pub target: String,
     pub auto_cast: AutoCast,
+    /// Which bf16 rounding the compiled program follows (see the module documentation).
+    pub float_semantics: FloatSemantics,
 }
 
 impl Default for BuildOptions {
-    /// The command line's defaults: `--target trn1 --auto-cast matmult`.
+    /// The command line's defaults: `--target trn1 --auto-cast matmult
+    /// --float-semantics xla`.
     fn default() -> Self {
         BuildOptions {
             target: "trn1".into(),
             auto_cast: AutoCast::default(),
+            float_semantics: FloatSemantics::Xla,
         }
     }
 }
@@ -147,6 +188,14 @@ pub fn build_with_progress(
     let start = Instant::now();
     let model = target_model(&opts.target)?;
     progress(BuildStage::Cleanup);
+    // The HLO artifact keeps the framework's program (see the module documentation).
+    let hlo_module = match apply_float_semantics(&mut module, opts.float_semantics) {
+        Some(mut original) => {
+            cleanup(&mut original)?;
+            Some(original)
+        }
+        None => None,
+    };
     let (func, plan) = plan_named_with(&mut module, None, progress)?;
     let engine_opts = EngineOptions {
         model,
@@ -158,7 +207,12 @@ pub fn build_with_progress(
     // and so are the program's two text forms: each pair is built on two threads.
     let (out, hlo) = rayon::join(
         || compile_function(&module, &func, &plan, &engine_opts),
-        || emit_hlo_module(&module, &HloOptions::default()),
+        || {
+            emit_hlo_module(
+                hlo_module.as_ref().unwrap_or(&module),
+                &HloOptions::default(),
+            )
+        },
     );
     let out = out.map_err(|e| Error::Run(format!("backend: {e}")))?;
     let hlo = hlo.map_err(|e| Error::Run(e.to_string()))?;
@@ -205,11 +259,23 @@ fn manifest(m: &Module, func: &neuronc_ir::Func, opts: &BuildOptions, hash: u64)
         "inputs": inputs,
         "outputs": outputs,
         "target": opts.target,
-        "flags": {"auto_cast": format!("{:?}", opts.auto_cast).to_lowercase()},
+        "flags": {
+            "auto_cast": format!("{:?}", opts.auto_cast).to_lowercase(),
+            "float_semantics": semantics_name(opts.float_semantics),
+        },
         "compiler": {"name": "neuronc-rs", "version": env!("CARGO_PKG_VERSION")},
         "content_hash": format!("{hash:016x}"),
     });
     format!("{v:#}\n")
+}
+
+/// The command-line spelling of `s` (`xla`, `strict`), as the manifest and the compile
+/// cache key record it.
+pub fn semantics_name(s: FloatSemantics) -> &'static str {
+    match s {
+        FloatSemantics::Xla => "xla",
+        FloatSemantics::Strict => "strict",
+    }
 }
 
 /// FNV-1a over the artifact bytes (written by hand: 6 lines instead of a hashing crate).
@@ -222,4 +288,45 @@ fn content_hash(files: &[(&'static str, Vec<u8>)]) -> u64 {
         h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
     }
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{build, BuildOptions, FloatSemantics};
+
+    fn manifest_flags(float_semantics: FloatSemantics) -> serde_json::Value {
+        let text = "func.func @main(%a: tensor<2xbf16>) -> tensor<2xf32> {
+  %m = stablehlo.multiply %a, %a : tensor<2xbf16>
+  %c = stablehlo.convert %m : (tensor<2xbf16>) -> tensor<2xf32>
+  return %c : tensor<2xf32>
+}";
+        let module = crate::compile("m", text).expect("verifies");
+        let opts = BuildOptions {
+            float_semantics,
+            ..BuildOptions::default()
+        };
+        let art = build(module, &opts).expect("compiles");
+        let (_, bytes) = art
+            .files
+            .iter()
+            .find(|(n, _)| *n == "manifest.json")
+            .expect("manifest.json");
+        let v: serde_json::Value = serde_json::from_slice(bytes).expect("json");
+        v["flags"].clone()
+    }
+
+    /// The manifest records the float semantics the program was compiled with, spelled as
+    /// on the command line; `xla` is the default.
+    #[test]
+    fn manifest_records_float_semantics() {
+        assert_eq!(
+            manifest_flags(FloatSemantics::Strict)["float_semantics"],
+            "strict"
+        );
+        assert_eq!(
+            manifest_flags(FloatSemantics::Xla)["float_semantics"],
+            "xla"
+        );
+        assert_eq!(BuildOptions::default().float_semantics, FloatSemantics::Xla);
+    }
 }

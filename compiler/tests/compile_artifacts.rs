@@ -11,6 +11,7 @@ fn artifacts(path: &str, target: &str) -> neuronc::build::Artifacts {
     let opts = BuildOptions {
         target: target.into(),
         auto_cast: AutoCast::Matmult,
+        ..BuildOptions::default()
     };
     build(module, &opts).expect("compiles")
 }
@@ -76,6 +77,7 @@ fn unknown_target_is_an_error_not_a_panic() {
     let opts = BuildOptions {
         target: "trn9".into(),
         auto_cast: AutoCast::None,
+        ..BuildOptions::default()
     };
     assert!(build(module, &opts).is_err());
 }

@@ -231,6 +231,7 @@ fn the_printed_module_compiles_to_the_same_artifacts() {
     let opts = BuildOptions {
         target: "trn1".into(),
         auto_cast: AutoCast::Matmult,
+        ..BuildOptions::default()
     };
     for path in [
         MLP,

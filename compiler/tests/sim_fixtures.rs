@@ -1,49 +1,124 @@
 //! `run --engine sim` against the frameworks: every fixture with framework outputs
-//! (`fixtures/**/X.mlir` + `X.npz`) is compiled as `compile` does and run in the
-//! NeuronCore functional simulator, and each `out_*` is compared with the framework's
-//! output under the interpreter's fixture tolerances (rtol 1e-4, atol 1e-5 × max|ref|;
-//! 1e-3 for training steps; widened to a few ulps for bf16/f16 results).
-//! Programs that compute in bf16 or f16 are the exception: the simulator rounds every
-//! bf16/f16 result as the engines do (and as the StableHLO spec says), while XLA:CPU keeps
-//! some bf16 intermediates in f32 and sums f16 reductions in its own order (see
-//! `neuronc_interp::excess_precision`), so their reference is
-//! the interpreter with `FloatSemantics::Strict` (itself checked against XLA through the
-//! `xla` semantics in the interpreter's fixture tests).
+//! (`fixtures/**/X.mlir` + `X.npz`) is compiled as `compile` does (default float semantics,
+//! `xla`) and run in the NeuronCore functional simulator, and each `out_*` is compared with
+//! the framework's output under the interpreter's fixture tolerances (rtol 1e-4, atol 1e-5
+//! × max|ref|; 1e-3 for training steps; widened to a few ulps for bf16/f16 results). This
+//! holds for programs that compute in bf16 or f16 too: the `xla` compile keeps the bf16
+//! intermediates XLA:CPU keeps in f32 and sums in XLA's order (see `neuronc::build`).
+//! `sim-strict/X` compiles those half-precision programs with `--float-semantics strict`
+//! (every bf16/f16 result rounded, as the StableHLO spec says) and compares with the
+//! interpreter under `FloatSemantics::Strict`, whose bf16 rounding is checked against hand
+//! derivations in the interpreter's tests; `sim/float_semantics_rounding` checks both
+//! compiles on a hand-derived program.
 //! Also: `--auto-cast matmult` equals rounding the matmul operands to bf16 by hand.
 
 mod outputs;
 
 use libtest_mimic::{Arguments, Failed, Trial};
+use neuronc::build::{BuildOptions, FloatSemantics};
+use neuronc::ir::ElemType;
 use neuronc_backend::engine::AutoCast;
 use neuronc_interp::compare::compare;
 use neuronc_interp::Tensor;
 use std::path::Path;
 
+/// Build options of `run --engine sim` (trn1) with `auto_cast` and `float_semantics`.
+fn sim_options(auto_cast: AutoCast, float_semantics: FloatSemantics) -> BuildOptions {
+    BuildOptions {
+        target: "trn1".into(),
+        auto_cast,
+        float_semantics,
+    }
+}
+
 fn simulate(text: &str, name: &str, inputs: Vec<Tensor>, cast: AutoCast) -> Vec<Tensor> {
     let module = neuronc::compile(name, text).expect("verifies");
     let func = module.entry().expect("entry").name.clone();
-    neuronc::build::simulate(module, &func, inputs, "trn1", cast)
+    let opts = sim_options(cast, FloatSemantics::Xla);
+    neuronc::build::simulate(module, &func, inputs, &opts)
         .expect("simulates")
         .0
 }
 
+/// A fixture compiled with the default (`xla`) float semantics against the framework.
 fn run_case(path: &Path, rtol: f64, atol_factor: f64) -> Result<(), String> {
     let case = outputs::load(path, None)?;
-    let strict = outputs::computes_in_half(&case.module)
-        .then(|| {
-            neuronc_interp::run_function(
-                &case.module,
-                &case.func,
-                case.args.clone(),
-                &Default::default(),
-            )
-        })
-        .transpose()
+    let opts = sim_options(AutoCast::None, FloatSemantics::Xla);
+    let (outs, _) = neuronc::build::simulate(case.module, &case.func, case.args, &opts)
         .map_err(|e| e.to_string())?;
-    let (outs, _) =
-        neuronc::build::simulate(case.module, &case.func, case.args, "trn1", AutoCast::None)
+    outputs::check(&outs, None, &case.arrays, rtol, atol_factor)
+}
+
+/// A half-precision fixture compiled with strict semantics against the interpreter's
+/// strict semantics (the framework computes something else, see the file header).
+fn run_strict_case(path: &Path, rtol: f64, atol_factor: f64) -> Result<(), String> {
+    let case = outputs::load(path, None)?;
+    let strict = neuronc_interp::run_function(
+        &case.module,
+        &case.func,
+        case.args.clone(),
+        &neuronc_interp::RunOptions {
+            float_semantics: FloatSemantics::Strict,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    let opts = sim_options(AutoCast::None, FloatSemantics::Strict);
+    let (outs, _) = neuronc::build::simulate(case.module, &case.func, case.args, &opts)
+        .map_err(|e| e.to_string())?;
+    outputs::check(&outs, Some(&strict), &case.arrays, rtol, atol_factor)
+}
+
+/// A bf16 product read by a convert to f32, and a bf16 sum read by a convert to f32.
+const ROUNDING: &str = "func.func @main(%a: tensor<2xbf16>, %b: tensor<2xbf16>, %x: tensor<4xbf16>) -> (tensor<2xf32>, tensor<f32>) {
+  %m = stablehlo.multiply %a, %b : tensor<2xbf16>
+  %mc = stablehlo.convert %m : (tensor<2xbf16>) -> tensor<2xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<bf16>
+  %r = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [0] : (tensor<4xbf16>, tensor<bf16>) -> tensor<bf16>
+  %rc = stablehlo.convert %r : (tensor<bf16>) -> tensor<f32>
+  return %mc, %rc : tensor<2xf32>, tensor<f32>
+}";
+
+/// [`ROUNDING`] compiled under both float semantics, against hand-derived values. bf16 has
+/// 8 significant bits (spacing 2^-7 in [1, 2), 2^-6 in [2, 4)), ties round to even.
+/// * `a * b` with a = (1 + 2^-7, 3), b = (1 + 2^-7, 1 + 2^-7): exact products
+///   1 + 2^-6 + 2^-14 and 3 + 3·2^-7, both exact in f32. `xla` (XLA:CPU computes the
+///   product in f32 and the convert reads it unrounded): those values. `strict` (the
+///   product is a bf16 value): 1 + 2^-6 (2^-14 is below half a spacing) and 3 + 2^-5
+///   (3 + 1.5·2^-6 is a tie between 3 + 2^-6, odd, and 3 + 2^-5, even).
+/// * `sum(1, 2^-8, 2^-8, 2^-8)` under `xla` (XLA:CPU folds in order, rounding each step):
+///   1 + 2^-8 is a tie between 1 (even) and 1 + 2^-7, so every step gives 1. (The strict
+///   sum's order is implementation-defined, so it is not checked.)
+fn float_semantics_rounding() -> Result<(), String> {
+    let ulp = 2f64.powi(-7);
+    let bf16 = |shape: &[i64], v: &[f64]| Tensor::from_f64_as(ElemType::BF16, shape, v);
+    let q = 2f64.powi(-8);
+    let inputs = vec![
+        bf16(&[2], &[1.0 + ulp, 3.0])?,
+        bf16(&[2], &[1.0 + ulp, 1.0 + ulp])?,
+        bf16(&[4], &[1.0, q, q, q])?,
+    ];
+    let run = |sem| -> Result<Vec<Vec<f64>>, String> {
+        let module = neuronc::compile("rounding", ROUNDING).map_err(|e| e.to_string())?;
+        let opts = sim_options(AutoCast::None, sem);
+        let (outs, _) = neuronc::build::simulate(module, "main", inputs.clone(), &opts)
             .map_err(|e| e.to_string())?;
-    outputs::check(&outs, strict.as_deref(), &case.arrays, rtol, atol_factor)
+        Ok(outs.iter().map(Tensor::to_f64_vec).collect())
+    };
+    let xla = run(FloatSemantics::Xla)?;
+    let want_xla = vec![
+        vec![1.0 + 2.0 * ulp + 2f64.powi(-14), 3.0 + 3.0 * ulp],
+        vec![1.0],
+    ];
+    if xla != want_xla {
+        return Err(format!("xla: got {xla:?}, want {want_xla:?}"));
+    }
+    let strict = run(FloatSemantics::Strict)?;
+    let want_strict = vec![1.0 + 2.0 * ulp, 3.0 + 4.0 * ulp];
+    if strict[0] != want_strict {
+        return Err(format!("strict: got {:?}, want {want_strict:?}", strict[0]));
+    }
+    Ok(())
 }
 
 /// `dot_general` with K = 300 (three PSUM tiles) under auto-cast, against the
@@ -88,8 +163,25 @@ fn main() {
     let args = Arguments::from_args();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
     let mut trials = outputs::fixture_trials(&root, "sim", &[], run_case);
+    let strict = outputs::fixture_trials(&root, "sim-strict", &[], run_strict_case);
+    trials.extend(
+        strict
+            .into_iter()
+            .filter(|t| computes_in_half(&root, t.name())),
+    );
+    trials.push(Trial::test("sim/float_semantics_rounding", || {
+        float_semantics_rounding().map_err(Failed::from)
+    }));
     trials.push(Trial::test("sim/auto_cast_matches_hand_rounding", || {
         auto_cast_matches_hand_rounding().map_err(Failed::from)
     }));
     libtest_mimic::run(&args, trials).exit();
+}
+
+/// Whether the fixture of trial `sim-strict/NAME` computes in bf16 or f16.
+fn computes_in_half(root: &Path, trial: &str) -> bool {
+    let name = trial.trim_start_matches("sim-strict/");
+    neuronc::Source::read(&root.join(name), name)
+        .and_then(|source| neuronc::compile_source(&source))
+        .is_ok_and(|m| outputs::computes_in_half(&m))
 }

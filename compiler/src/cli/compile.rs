@@ -1,5 +1,5 @@
 //! `neuronc-rs compile FILE... -o DIR [--target trn1|trn2|inf2] [--auto-cast none|matmult|all]
-//! [-j N] [--no-cache | --cache-dir CACHE]`: writes `model.hlo.pb`, `model.hlo.txt`,
+//! [--float-semantics xla|strict] [-j N] [--no-cache | --cache-dir CACHE]`: writes `model.hlo.pb`, `model.hlo.txt`,
 //! `program.nir`, `timeline.json`, `report.json` and `manifest.json` to DIR (with several
 //! inputs, to `DIR/<file stem>/` each) and prints a one-screen summary per file.
 //!
@@ -28,8 +28,9 @@ use clap::{Args, ValueEnum};
 use neuronc_backend::engine::AutoCast;
 use neuronc_ir::PrintOptions;
 
+use super::run::Semantics;
 use super::{input, Command, Ctx, Status};
-use crate::build::{build_with_progress, BuildOptions};
+use crate::build::{build_with_progress, semantics_name, BuildOptions};
 use crate::cache::{self, Cache, Key, KeyInputs, Lookup};
 use crate::error::Error;
 use crate::progress::{Progress, Stage};
@@ -67,6 +68,11 @@ pub struct CompileArgs {
     /// Which ops run in bf16.
     #[arg(long, value_enum, default_value = "matmult")]
     pub auto_cast: Cast,
+    /// `xla`: compile what XLA:CPU (jax, torch_xla) computes for bf16 programs (bf16
+    /// results converted to f32 stay f32, bf16 sums in XLA's order); `strict`: round every
+    /// op result to its type, as the StableHLO spec says.
+    #[arg(long, value_enum, default_value = "xla")]
+    pub float_semantics: Semantics,
     /// Compile up to N files at once [default: the number of cores].
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
@@ -89,6 +95,7 @@ impl Command for CompileArgs {
             opts: BuildOptions {
                 target: self.target.clone(),
                 auto_cast: self.auto_cast.to_auto_cast(),
+                float_semantics: self.float_semantics.to_interp(),
             },
             cache: cache.as_ref(),
             split: ctx.global.split_input_file,
@@ -438,7 +445,10 @@ impl Job<'_> {
         Key::new(&KeyInputs {
             ir: &ir,
             target: &self.opts.target,
-            flags: &[("auto_cast", auto_cast.as_str())],
+            flags: &[
+                ("auto_cast", auto_cast.as_str()),
+                ("float_semantics", semantics_name(self.opts.float_semantics)),
+            ],
             compiler: &c.compiler,
         })
     }
@@ -624,7 +634,42 @@ fn parse_size(text: &str) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use super::{parse_size, CacheCtx, Job};
+    use crate::build::{BuildOptions, FloatSemantics};
+    use crate::cache::Cache;
+    use crate::session::Session;
+    use std::sync::atomic::AtomicBool;
+
+    /// The two float semantics compile a bf16 program differently, so they must not share
+    /// a cache entry; everything else equal, the keys differ.
+    #[test]
+    fn float_semantics_is_part_of_the_cache_key() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let c = CacheCtx {
+            cache: Cache::new(dir.path(), 1 << 20),
+            compiler: "test".into(),
+            stored: AtomicBool::new(false),
+        };
+        let text = "func.func @main(%a: tensor<2xbf16>) -> tensor<2xf32> {
+  %m = stablehlo.multiply %a, %a : tensor<2xbf16>
+  %c = stablehlo.convert %m : (tensor<2xbf16>) -> tensor<2xf32>
+  return %c : tensor<2xf32>
+}";
+        let module = crate::compile("m", text).expect("verifies");
+        let key = |float_semantics| {
+            let job = Job {
+                opts: BuildOptions {
+                    float_semantics,
+                    ..BuildOptions::default()
+                },
+                cache: Some(&c),
+                split: false,
+            };
+            job.key(&c, &mut Session::new(), &module)
+        };
+        assert_ne!(key(FloatSemantics::Xla), key(FloatSemantics::Strict));
+        assert_eq!(key(FloatSemantics::Xla), key(FloatSemantics::Xla));
+    }
 
     #[test]
     fn sizes() {

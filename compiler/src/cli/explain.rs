@@ -1,5 +1,6 @@
 //! `neuronc-rs explain FILE [--json]`: the NeuronCore plan of the entry function after the
-//! generic -O2 clean-up: each kernel (ops, layout, bytes) and every refused fusion with the
+//! default float-semantics rewrite (as `compile` without flags) and the generic -O2
+//! clean-up: each kernel (ops, layout, bytes) and every refused fusion with the
 //! rule that refused it. `--json` prints one object with the summary metrics
 //! (`kernels`, `hbm_bytes`, `hbm_bytes_unfused`, `transposes`, `transpose_bytes`,
 //! `matmul_operand_bytes`) and the details. Ops are named `kind@line:col` after where they
@@ -13,7 +14,7 @@ use neuronc_passes::neuron::explain::{op_name, Explanation};
 use serde_json::json;
 
 use super::{input, Command, Ctx, Status};
-use crate::build::plan_entry;
+use crate::build::{plan_entry, BuildOptions};
 use crate::error::Error;
 use crate::source::Unit;
 
@@ -31,7 +32,8 @@ impl Command for ExplainArgs {
         let json = self.json;
         let (text, status) = input::each_unit(ctx, &self.file, |session, unit| {
             let mut module = session.load(unit)?;
-            let (func, plan) = plan_entry(&mut module)?;
+            let semantics = BuildOptions::default().float_semantics;
+            let (func, plan) = plan_entry(&mut module, semantics)?;
             let file = SimpleFile::new("", unit.source.text.as_str());
             let name = |m: &Module, op: OpId| located_name(&file, unit, m, op);
             let e = Explanation::with_names(&module, &func.name, &plan, &name);

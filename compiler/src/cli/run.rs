@@ -4,9 +4,11 @@
 //! compiles it as `compile` does and runs the kernels in the NeuronCore functional
 //! simulator (`neuronc_backend::sim`).
 //!
-//! The interpreter follows XLA:CPU's bf16 excess precision by default (`xla`: what jax
-//! and torch_xla compute, see `neuronc_interp::excess_precision`); `strict` rounds every
-//! op result as the StableHLO spec says.
+//! Both engines follow XLA:CPU's bf16 excess precision by default (`xla`: what jax and
+//! torch_xla compute, see `neuronc_interp::excess_precision`; the simulator runs the
+//! program compiled from the rewritten module, see `crate::build`); `strict` rounds every
+//! op result as the StableHLO spec says. [`Semantics`] is the one parser of
+//! `--float-semantics`, shared with `compile`.
 //!
 //! Inputs are the `arg_000`, `arg_001`, ... arrays of an `.npz` file (default: `FILE`
 //! with the extension `.npz`, when it exists), or deterministic pseudo-random values
@@ -23,13 +25,14 @@ use neuronc_interp::{npz, FloatSemantics, RunOptions, Tensor};
 
 use super::compile::Cast;
 use super::{input, random, Command, Ctx, Status};
+use crate::build::BuildOptions;
 use crate::error::Error;
 use crate::source::Unit;
 
 /// Results with at most this many elements are printed with their values.
 const MAX_PRINTED_ELEMENTS: usize = 16;
 
-/// Rounding semantics of `--engine interp` (`--float-semantics`).
+/// Rounding semantics (`--float-semantics` of `run` and `compile`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Semantics {
     /// XLA:CPU's: a bf16 result read by a `convert` to f32 keeps f32 precision, bf16
@@ -40,7 +43,7 @@ pub enum Semantics {
 }
 
 impl Semantics {
-    fn to_interp(self) -> FloatSemantics {
+    pub fn to_interp(self) -> FloatSemantics {
         match self {
             Semantics::Xla => FloatSemantics::Xla,
             Semantics::Strict => FloatSemantics::Strict,
@@ -76,10 +79,10 @@ pub struct RunArgs {
     /// functional simulator.
     #[arg(long, value_enum, default_value = "interp")]
     pub engine: Engine,
-    /// With `--engine interp`: `xla` matches what XLA:CPU (jax, torch_xla) computes for
-    /// bf16 programs (a bf16 op result converted to f32 is not rounded to bf16 first; bf16
-    /// sums round every step in XLA's order); `strict` rounds every op result to its type,
-    /// as the StableHLO spec says.
+    /// `xla` matches what XLA:CPU (jax, torch_xla) computes for bf16 programs (a bf16 op
+    /// result converted to f32 is not rounded to bf16 first; bf16 sums round every step in
+    /// XLA's order); `strict` rounds every op result to its type, as the StableHLO spec
+    /// says. With `--engine sim` it chooses the program compiled, as in `compile`.
     #[arg(long, value_enum, default_value = "xla")]
     pub float_semantics: Semantics,
     /// With `--engine sim`: the NeuronCore generation.
@@ -149,13 +152,12 @@ impl Command for RunArgs {
                 ctx.session.run(&module, &func, inputs, &options)?
             }
             Engine::Sim => {
-                let (results, r) = crate::build::simulate(
-                    module,
-                    &func,
-                    inputs,
-                    &self.target,
-                    self.auto_cast.to_auto_cast(),
-                )?;
+                let opts = BuildOptions {
+                    target: self.target.clone(),
+                    auto_cast: self.auto_cast.to_auto_cast(),
+                    float_semantics: self.float_semantics.to_interp(),
+                };
+                let (results, r) = crate::build::simulate(module, &func, inputs, &opts)?;
                 let _ = writeln!(
                     report,
                     "engine sim ({}): {} kernels, {} instructions, predicted {:.3} ms",
