@@ -290,16 +290,21 @@ fn content_hash(files: &[(&'static str, Vec<u8>)]) -> u64 {
     h
 }
 
+/// A bf16 product read only by a widening convert: XLA's semantics keep it in f32
+/// (`FloatSemantics::Xla`), strict rounding does not. Shared by unit tests.
 #[cfg(test)]
-mod tests {
-    use super::{build, BuildOptions, FloatSemantics};
-
-    fn manifest_flags(float_semantics: FloatSemantics) -> serde_json::Value {
-        let text = "func.func @main(%a: tensor<2xbf16>) -> tensor<2xf32> {
+pub(crate) const BF16_WIDENED: &str = "func.func @main(%a: tensor<2xbf16>) -> tensor<2xf32> {
   %m = stablehlo.multiply %a, %a : tensor<2xbf16>
   %c = stablehlo.convert %m : (tensor<2xbf16>) -> tensor<2xf32>
   return %c : tensor<2xf32>
 }";
+
+#[cfg(test)]
+mod tests {
+    use super::{build, BuildOptions, FloatSemantics, BF16_WIDENED};
+
+    fn manifest_flags(float_semantics: FloatSemantics) -> serde_json::Value {
+        let text = BF16_WIDENED;
         let module = crate::compile("m", text).expect("verifies");
         let opts = BuildOptions {
             float_semantics,

@@ -5,14 +5,14 @@
 //! 2 partition tiles × 512 × 4 B = 4096 B per partition in FP32 (or 4 × 256 × 4 B with
 //! the other dimension on partitions — the same), 2048 B in BF16.
 
-use neuronc_backend::engine::isa::{Mem, Opcode};
+use neuronc_backend::engine::isa::{Mem, Opcode, Program};
 use neuronc_backend::engine::{compile_function, AutoCast, EngineOptions};
 use neuronc_ir::{parse_module, OpKind};
 use neuronc_passes::neuron::{fusion::FusionConfig, plan_function};
 
-/// Bytes per partition of the SBUF buffer that holds the result of the module's
-/// `stablehlo.exponential` between kernels.
-fn resident_bytes(src: &str, auto_cast: AutoCast) -> u64 {
+/// The engine program of `src` under `auto_cast`, and the buffer name of the result of
+/// its `stablehlo.exponential`.
+fn compile_exp(src: &str, auto_cast: AutoCast) -> (Program, String) {
     let m = parse_module(src).expect("parse");
     let f = m.entry().expect("entry").clone();
     let plan = plan_function(&m, &f, &FusionConfig::default());
@@ -28,9 +28,14 @@ fn resident_bytes(src: &str, auto_cast: AutoCast) -> u64 {
         }
     });
     let name = format!("{}", exp.expect("an exponential"));
-    let bufs: Vec<u64> = out
-        .lowered
-        .program
+    (out.lowered.program, name)
+}
+
+/// Bytes per partition of the SBUF buffer that holds the result of the module's
+/// `stablehlo.exponential` between kernels.
+fn resident_bytes(src: &str, auto_cast: AutoCast) -> u64 {
+    let (p, name) = compile_exp(src, auto_cast);
+    let bufs: Vec<u64> = p
         .buffers
         .iter()
         .filter(|b| b.mem == Mem::Sbuf && b.name == name)
@@ -120,24 +125,7 @@ fn a_splat_constant_never_crosses_dma() {
 /// Bytes of the HBM copy of the module's `stablehlo.exponential` result, and the bytes
 /// all loads read from it.
 fn hbm_copy_bytes(src: &str, auto_cast: AutoCast) -> (u64, u64) {
-    let m = parse_module(src).expect("parse");
-    let f = m.entry().expect("entry").clone();
-    let plan = plan_function(&m, &f, &FusionConfig::default());
-    let opts = EngineOptions {
-        auto_cast,
-        ..EngineOptions::default()
-    };
-    let p = compile_function(&m, &f, &plan, &opts)
-        .expect("compile")
-        .lowered
-        .program;
-    let mut exp = None;
-    m.walk_ops(|op| {
-        if m.op(op).kind == OpKind::Exponential {
-            exp = m.op(op).results.first().copied();
-        }
-    });
-    let name = format!("{}", exp.expect("an exponential"));
+    let (p, name) = compile_exp(src, auto_cast);
     let ids: Vec<usize> = (0..p.buffers.len())
         .filter(|&b| p.buffers[b].mem == Mem::Hbm && p.buffers[b].name == name)
         .collect();

@@ -650,11 +650,7 @@ mod tests {
             compiler: "test".into(),
             stored: AtomicBool::new(false),
         };
-        let text = "func.func @main(%a: tensor<2xbf16>) -> tensor<2xf32> {
-  %m = stablehlo.multiply %a, %a : tensor<2xbf16>
-  %c = stablehlo.convert %m : (tensor<2xbf16>) -> tensor<2xf32>
-  return %c : tensor<2xf32>
-}";
+        let text = crate::build::BF16_WIDENED;
         let module = crate::compile("m", text).expect("verifies");
         let key = |float_semantics| {
             let job = Job {

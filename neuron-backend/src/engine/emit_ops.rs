@@ -243,28 +243,15 @@ pub(crate) fn lower_compute(
                     // itself.
                     deps.extend(kx.first_war.get(&r).into_iter().flatten());
                 }
-                let (sh, parts, src) = (share(bytes, count, tiles), kx.tiling.parts, src);
-                let id = if cast {
-                    lw.dma_cast(
-                        Opcode::Store,
-                        kx.k,
-                        sh,
-                        parts,
-                        deps,
-                        src.into_iter().collect(),
-                        vec![hbm],
-                    )
+                // A BF16 copy is cast on the way (`Lowerer::dma_cast`).
+                let dma = if cast {
+                    Lowerer::dma_cast
                 } else {
-                    lw.dma(
-                        Opcode::Store,
-                        kx.k,
-                        sh,
-                        parts,
-                        deps,
-                        src.into_iter().collect(),
-                        vec![hbm],
-                    )
+                    Lowerer::dma
                 };
+                let (sh, parts) = (share(bytes, count, tiles), kx.tiling.parts);
+                let src = src.into_iter().collect();
+                let id = dma(lw, Opcode::Store, kx.k, sh, parts, deps, src, vec![hbm]);
                 kx.all.push(id);
                 if !kx.resident_out.contains_key(&r) {
                     // The store reads the slot: the next write of it waits (WAR).

@@ -309,8 +309,13 @@ impl<'a> Lowerer<'a> {
         }
         if self.opts.auto_cast != AutoCast::None {
             self.narrow = crate::engine::narrow::narrow_roots(m, &self.plan.graph, &self.returned);
-            self.mm_reads =
-                crate::engine::narrow::matmul_only_reads(m, &self.plan.graph, &self.kernels, order);
+            self.mm_reads = crate::engine::narrow::matmul_only_reads(
+                m,
+                &self.plan.graph,
+                &self.kernels,
+                order,
+                &self.returned,
+            );
         }
         // Compulsory traffic: arguments some kernel reads, results some kernel computes.
         let args: FxHashSet<ValueId> = m.region(func.body).args.iter().copied().collect();
@@ -503,12 +508,18 @@ impl<'a> Lowerer<'a> {
             let mut stores = Vec::new();
             for (i, &p) in pieces.iter().enumerate() {
                 let share = bytes * (i as u64 + 1) / n - bytes * i as u64 / n;
-                let (deps, reads) = (vec![p], sb.into_iter().collect());
-                let id = if cast {
-                    self.dma_cast(Opcode::Spill, u32::MAX, share, 128, deps, reads, vec![buf])
-                } else {
-                    self.dma(Opcode::Spill, u32::MAX, share, 128, deps, reads, vec![buf])
-                };
+                let dma = if cast { Self::dma_cast } else { Self::dma };
+                let reads = sb.into_iter().collect();
+                let id = dma(
+                    self,
+                    Opcode::Spill,
+                    u32::MAX,
+                    share,
+                    128,
+                    vec![p],
+                    reads,
+                    vec![buf],
+                );
                 stores.push(id);
             }
             if let Some(a) = self.avail.get_mut(&r) {

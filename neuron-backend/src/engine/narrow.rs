@@ -2,7 +2,8 @@
 //! as BF16 without changing what the program computes.
 //!
 //! Owns: [`narrow_roots`], `feeds_only_matmuls` (the same rule for one operand, used by
-//! relayouts) and `tensor_engine_dot`.
+//! relayouts), `matmul_only_reads` (the rule per reading kernel, for HBM copies written
+//! after the last other reader) and `tensor_engine_dot`.
 //!
 //! # Rule
 //! With `--auto-cast matmult|all` (facts §3.1), TensorE rounds both operands of every
@@ -80,6 +81,19 @@ fn only_matmul_uses(
     v: ValueId,
     returned: &FxHashSet<ValueId>,
 ) -> bool {
+    uses_only_matmuls(m, graph, v, returned, |_| true)
+}
+
+/// Whether every use of `v` by an op `in_scope` accepts, following layout-only views
+/// (whose results are not returned), is operand 0 or 1 of a TensorE `dot_general`, and
+/// there is at least one. A view that passes `v` into a nested region fails.
+fn uses_only_matmuls(
+    m: &Module,
+    graph: &RegionGraph,
+    v: ValueId,
+    returned: &FxHashSet<ValueId>,
+    in_scope: impl Fn(neuronc_ir::OpId) -> bool,
+) -> bool {
     let mut work = vec![v];
     let mut any = false;
     // Views of views are rare and short; the bound keeps a malformed chain finite.
@@ -88,6 +102,9 @@ fn only_matmul_uses(
             return any;
         };
         for &(user, idx) in graph.users_of(x) {
+            if !in_scope(user) {
+                continue;
+            }
             let o = m.op(user);
             let view = matches!(
                 o.kind,
@@ -143,6 +160,7 @@ pub(crate) fn matmul_only_reads(
     graph: &RegionGraph,
     kernels: &[neuronc_passes::neuron::fusion::Kernel],
     order: &[usize],
+    returned: &FxHashSet<ValueId>,
 ) -> FxHashSet<(ValueId, usize)> {
     let mut yes = FxHashSet::default();
     let mut no = FxHashSet::default();
@@ -157,7 +175,7 @@ pub(crate) fn matmul_only_reads(
         for &v in &kernel.inputs {
             let r = root(m, v);
             if m.tensor_type(r).is_some_and(|t| t.elem == ElemType::F32)
-                && reads_only_for_matmul(m, graph, &own, v)
+                && uses_only_matmuls(m, graph, v, returned, |op| own.contains(&op))
             {
                 yes.insert((r, pos));
             } else {
@@ -167,40 +185,4 @@ pub(crate) fn matmul_only_reads(
     }
     yes.retain(|x| !no.contains(x));
     yes
-}
-
-/// Whether every use of `v` by an op in `own` (following in-kernel layout-only views)
-/// is operand 0 or 1 of a TensorE `dot_general`, and there is at least one.
-fn reads_only_for_matmul(
-    m: &Module,
-    graph: &RegionGraph,
-    own: &FxHashSet<neuronc_ir::OpId>,
-    v: ValueId,
-) -> bool {
-    let mut work = vec![v];
-    let mut any = false;
-    // The same bound as `only_matmul_uses`.
-    for _ in 0..4096 {
-        let Some(x) = work.pop() else {
-            return any;
-        };
-        for &(user, idx) in graph.users_of(x) {
-            if !own.contains(&user) {
-                continue;
-            }
-            let o = m.op(user);
-            let view = matches!(
-                o.kind,
-                OpKind::Reshape | OpKind::Transpose | OpKind::GetTupleElement
-            ) && idx == 0;
-            if view {
-                work.extend(o.results.iter().copied());
-            } else if tensor_engine_dot(m, user) && idx <= 1 {
-                any = true;
-            } else {
-                return false;
-            }
-        }
-    }
-    false
 }
