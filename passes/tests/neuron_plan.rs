@@ -209,3 +209,35 @@ func.func @main(%x: tensor<4x32x64xf32>, %w: tensor<64x128xf32>) -> tensor<128x1
     );
     assert_eq!(p.fusion.kernels.len(), 2);
 }
+
+#[test]
+fn attention_values_and_context_need_no_transpose() {
+    // P·V contracts over tokens and the output projection over features. A layout with
+    // no relayout exists: the V projection puts tokens on partitions (x is an argument,
+    // loaded with its features on partitions for the contraction), reshape + transpose
+    // keep tokens there for P·V; P·V takes V as stationary, so its result has the head
+    // dim (64, innermost of 12 × 64) on partitions, which the transpose + reshape turn
+    // into features for the output projection. Reaching it needs the bias add, the
+    // reshape and the transpose to change together (`layout_chain`).
+    let (_, p) = plan(
+        r#"
+func.func @main(%x: tensor<128x768xf32>, %wv: tensor<768x768xf32>, %bv: tensor<768xf32>, %p: tensor<12x128x128xf32>, %wo: tensor<768x768xf32>) -> tensor<128x768xf32> {
+  %v = stablehlo.dot_general %x, %wv, contracting_dims = [1] x [0] : (tensor<128x768xf32>, tensor<768x768xf32>) -> tensor<128x768xf32>
+  %b = stablehlo.broadcast_in_dim %bv, dims = [1] : (tensor<768xf32>) -> tensor<128x768xf32>
+  %vb = stablehlo.add %v, %b : tensor<128x768xf32>
+  %v4 = stablehlo.reshape %vb : (tensor<128x768xf32>) -> tensor<128x12x64xf32>
+  %vt = stablehlo.transpose %v4, dims = [1, 0, 2] : (tensor<128x12x64xf32>) -> tensor<12x128x64xf32>
+  %ctx = stablehlo.dot_general %p, %vt, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<12x128x128xf32>, tensor<12x128x64xf32>) -> tensor<12x128x64xf32>
+  %ct = stablehlo.transpose %ctx, dims = [1, 0, 2] : (tensor<12x128x64xf32>) -> tensor<128x12x64xf32>
+  %c2 = stablehlo.reshape %ct : (tensor<128x12x64xf32>) -> tensor<128x768xf32>
+  %out = stablehlo.dot_general %c2, %wo, contracting_dims = [1] x [0] : (tensor<128x768xf32>, tensor<768x768xf32>) -> tensor<128x768xf32>
+  return %out : tensor<128x768xf32>
+}"#,
+    );
+    assert_eq!(
+        p.layout.transpose_count(),
+        0,
+        "relayouts: {:?}",
+        p.layout.relayouts
+    );
+}

@@ -85,12 +85,12 @@ impl LayoutPlan {
 }
 
 /// The solver's state: the cost model and the current layout of every value.
-struct Solver<'a> {
-    m: &'a Module,
-    g: &'a RegionGraph,
-    types: &'a TypeTable,
-    costs: CostModel,
-    part: Vec<Part>,
+pub(super) struct Solver<'a> {
+    pub(super) m: &'a Module,
+    pub(super) g: &'a RegionGraph,
+    pub(super) types: &'a TypeTable,
+    pub(super) costs: CostModel,
+    pub(super) part: Vec<Part>,
 }
 
 /// Assigns layouts to every value of `region` (normally a function body).
@@ -116,7 +116,20 @@ pub fn assign_layouts(m: &Module, g: &RegionGraph) -> LayoutPlan {
         .map(|group| (group, types.cands(m, ValueId(group[0]))))
         .filter(|g| g.1.len() > 1)
         .collect();
-    s.sweeps(&groups);
+    let mut group_of = vec![NONE; s.part.len()];
+    for (gi, &(group, _)) in groups.iter().enumerate() {
+        for &v in group {
+            group_of[v as usize] = gi as u32;
+        }
+    }
+    s.sweeps(&groups, &group_of, vec![true; groups.len()]);
+    // Moves along view chains (`layout_chain`), then settle the groups around them.
+    let moved = s.chain_moves(&group_of, &groups);
+    if !moved.is_empty() {
+        let mut dirty = vec![false; groups.len()];
+        s.mark_dependents(&moved, &group_of, &mut dirty);
+        s.sweeps(&groups, &group_of, dirty);
+    }
     s.finish()
 }
 
@@ -210,18 +223,11 @@ impl Solver<'_> {
     }
 
     /// Up to six coordinate-descent sweeps over `groups`, alternating direction, until a
-    /// sweep changes nothing. A group is re-evaluated only when a layout its costs read
-    /// changed since its last evaluation: otherwise it would keep its choice (costs are
+    /// sweep changes nothing. A group is evaluated first if `dirty`, then again only when a
+    /// layout its costs read changed since its last evaluation: otherwise it would keep its choice (costs are
     /// sums of byte counts and half byte counts, so the comparisons are exact and the
     /// current choice wins ties).
-    fn sweeps(&mut self, groups: &[(&[u32], &[Part])]) {
-        let mut group_of = vec![NONE; self.part.len()];
-        for (gi, &(group, _)) in groups.iter().enumerate() {
-            for &v in group {
-                group_of[v as usize] = gi as u32;
-            }
-        }
-        let mut dirty = vec![true; groups.len()];
+    fn sweeps(&mut self, groups: &[(&[u32], &[Part])], group_of: &[u32], mut dirty: Vec<bool>) {
         let mut sums = Vec::new();
         for sweep in 0..6 {
             let mut changed = false;

@@ -299,7 +299,7 @@ impl CostModel {
 
     /// Position of the op whose first result is value `v`, if any.
     pub fn def0(&self, v: u32) -> Option<usize> {
-        let p = self.def0[v as usize];
+        let p = *self.def0.get(v as usize)?;
         (p != NONE).then_some(p as usize)
     }
 
@@ -521,6 +521,26 @@ impl CostModel {
             }
         }
         choice
+    }
+
+    /// Position of the op that edge `ei` is an operand of.
+    pub fn edge_op(&self, ei: u32) -> usize {
+        match self.def0(self.edges[ei as usize].res) {
+            Some(pos) => pos,
+            // An op without results (a terminator): search the op rows.
+            None => self.ops.partition_point(|op| op.edge_end <= ei),
+        }
+    }
+
+    /// The whole cost at op `pos` under `part`: its own cost for its result's layout plus
+    /// the cost of each of its operand edges, in operand order.
+    pub fn cost_at(&self, pos: usize, part: &[Part]) -> f64 {
+        let r = match self.ops[pos].res {
+            NONE => None,
+            v => part[v as usize],
+        };
+        let edges = self.costly_edges(pos, r, part).map(|(.., c)| c);
+        edges.fold(self.op_cost(pos, r), |a, c| a + c)
     }
 
     /// Cost of op `pos`'s result layout by itself (matmul output on a free axis).

@@ -11,6 +11,7 @@ pub mod fusion;
 pub mod graph;
 mod kernel_share;
 pub mod layout;
+mod layout_chain;
 mod layout_spec;
 mod layout_want;
 pub mod outline;
