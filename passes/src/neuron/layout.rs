@@ -245,7 +245,7 @@ impl Solver<'_> {
                 let (moved, touched) = self.improve_group(group, in_group, cands, &mut sums);
                 changed |= moved;
                 if touched {
-                    self.mark_dependents(group, &group_of, &mut dirty);
+                    self.mark_dependents(group, group_of, &mut dirty);
                 }
             }
             if !changed {
