@@ -8,7 +8,10 @@
 # Set NEURONC_BIN to time an existing binary instead of building target/release/neuronc-rs.
 # Prints the median wall time of both processes (the opt output goes to a temporary file,
 # so writing it is included), the minimum as well (least disturbed by other load), and the
-# ratio opt/verify of the medians. Nothing here asserts the target.
+# ratio opt/verify of the medians; then the same for the CPU time of each process (user +
+# system, all its threads, from bash's `time`), which other load on the machine disturbs
+# much less than wall time (bash reports it to the millisecond). Nothing here asserts
+# the target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,17 +25,31 @@ out=$(mktemp "${TMPDIR:-/tmp}/opt_speed.XXXXXX.mlir")
 trap 'rm -f "$out"' EXIT
 
 now_ns() { date +%s%N; }
+# CPU time (user + system) of one command, in microseconds, via bash's `time` builtin.
+cpu_us() {
+  local TIMEFORMAT='%3U %3S' t
+  t=$({ time "$@" >/dev/null; } 2>&1)
+  awk '{ printf "%d", ($1 + $2) * 1e6 }' <<<"$t"
+}
 # Warm the page cache and check both commands succeed.
 "$bin" verify "$file"
 "$bin" opt -O2 "$file" -o "$out"
 
 verify_ns=()
 opt_ns=()
+verify_cpu=()
+opt_cpu=()
 for _ in $(seq "$runs"); do
   t0=$(now_ns); "$bin" verify "$file"; t1=$(now_ns)
   "$bin" opt -O2 "$file" -o "$out"; t2=$(now_ns)
   verify_ns+=($((t1 - t0)))
   opt_ns+=($((t2 - t1)))
+done
+# CPU times in a second interleaved loop (measuring them adds a subshell per run, which
+# the wall times above do not include).
+for _ in $(seq "$runs"); do
+  verify_cpu+=($(($(cpu_us "$bin" verify "$file") * 1000)))
+  opt_cpu+=($(($(cpu_us "$bin" opt -O2 "$file" -o "$out") * 1000)))
 done
 
 # median / min of a list of nanosecond counts, in milliseconds
@@ -49,3 +66,10 @@ printf '%-10s %10s %10s\n' "verify" "$v_med" "$v_min"
 printf '%-10s %10s %10s\n' "opt -O2" "$o_med" "$o_min"
 awk -v o="$o_med" -v v="$v_med" -v om="$o_min" -v vm="$v_min" 'BEGIN {
   printf "ratio opt/verify: %.2f (median), %.2f (min); target <= 2\n", o / v, om / vm }'
+read -r vc_med vc_min <<<"$(stat_ms "${verify_cpu[@]}")"
+read -r oc_med oc_min <<<"$(stat_ms "${opt_cpu[@]}")"
+printf '%-10s %10s %10s\n' "CPU time" "median ms" "min ms"
+printf '%-10s %10s %10s\n' "verify" "$vc_med" "$vc_min"
+printf '%-10s %10s %10s\n' "opt -O2" "$oc_med" "$oc_min"
+awk -v o="$oc_med" -v v="$vc_med" -v om="$oc_min" -v vm="$vc_min" 'BEGIN {
+  printf "CPU ratio opt/verify: %.2f (median), %.2f (min)\n", o / v, om / vm }'

@@ -126,8 +126,9 @@ fn in_halves<T: Send>(
 }
 
 /// Functions with fewer body ops than this in all are compared on one thread (a helper
-/// thread costs more than it saves).
-const PARALLEL_MIN_OPS: usize = 4096;
+/// thread costs more than it saves: starting one and faulting in its fresh allocator
+/// heap took longer than the comparisons of the BERT-base training step's kernels).
+const PARALLEL_MIN_OPS: usize = 12288;
 
 /// A value -> number table for the function being hashed (the number is the value's
 /// position in definition order) or, in [`same_function`], a value of the second

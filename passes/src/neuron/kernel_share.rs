@@ -35,8 +35,10 @@ pub(super) struct Candidate<'a> {
     pub outputs: &'a [ValueId],
 }
 
-/// Candidates with fewer member ops than this in all are compared on one thread.
-const PARALLEL_MIN_MEMBERS: usize = 2048;
+/// Candidates with fewer member ops than this in all are compared on one thread: below
+/// it a helper thread costs more than it saves (see `PARALLEL_MIN_OPS` in
+/// [`super`]). The BERT-base training step has about 8,600, BERT-large about 16,900.
+const PARALLEL_MIN_MEMBERS: usize = 12288;
 
 /// For each candidate, the earlier candidate (by index) whose function it calls, or `None`
 /// when it gets a function of its own.

@@ -44,9 +44,13 @@ impl NeuronPlan {
     }
 }
 
-/// Regions with fewer ops than this are planned on one thread (a helper thread costs
-/// more than it saves).
-const PARALLEL_MIN_OPS: usize = 256;
+/// Regions with fewer ops than this are planned on one thread. A helper thread costs more
+/// than it saves below this size: starting one (the first use of the pool in a process)
+/// and its first allocations (a fresh allocator heap whose pages are faulted in, 2 MiB
+/// at a time under transparent huge pages) took longer than the ~1 ms of layout work it
+/// would take over on the BERT-base training step (about 5,800 ops), on a loaded 2-core
+/// machine; BERT-large (about twice the ops) still plans on two threads.
+const PARALLEL_MIN_OPS: usize = 8192;
 
 /// Plans the body of `func`: layouts first, then kernels.
 pub fn plan_function(m: &Module, func: &Func, cfg: &FusionConfig) -> NeuronPlan {
