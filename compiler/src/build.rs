@@ -14,7 +14,8 @@
 //! XLA:CPU keeps bf16 intermediates in f32, and bf16/f16 sums as XLA:CPU's sequential
 //! `reduce_window` chains. With [`FloatSemantics::Strict`] the module is compiled as
 //! written (every bf16 op result rounded, as the StableHLO spec says). A module without
-//! bf16/f16 types is the same under both.
+//! bf16/f16 types differs only where XLA's result-changing simplifications apply
+//! (`multiply(convert(pred), x) -> select(pred, x, 0)`, `log(exp(x)) -> x`).
 //!
 //! `model.hlo.pb` / `model.hlo.txt` are emitted from the module *without* that rewrite
 //! under both semantics: whoever runs the HLO applies its own float semantics to it, and

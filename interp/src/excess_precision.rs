@@ -93,7 +93,8 @@ pub enum FloatSemantics {
     Strict,
     /// What XLA:CPU (jax, torch_xla) computes: bf16 results consumed by a `convert` to f32
     /// keep f32 precision, bf16 sums round every step in XLA's order (see the module
-    /// documentation).
+    /// documentation), `multiply(convert(pred), x)` is `select(pred, x, 0)` and
+    /// `log(exp(x))` is `x` (`crate::xla_simplify`).
     Xla,
 }
 
@@ -104,9 +105,11 @@ struct Site {
     converts: Vec<OpId>,
 }
 
-/// `module` rewritten so that plain (strict) evaluation gives XLA:CPU's results; borrowed
-/// unchanged when it has no bf16 or f16 type.
+/// `module` rewritten so that plain (strict) evaluation gives XLA:CPU's results: first
+/// XLA's result-changing simplifications ([`crate::xla_simplify`]), then the bf16/f16
+/// rules above; borrowed unchanged when neither applies.
 pub fn xla_module(module: &Module) -> Cow<'_, Module> {
+    let module = crate::xla_simplify::xla_simplify(module);
     let types = &module.types;
     let has_half = (0..types.len() as u32).any(|i| {
         types
@@ -114,9 +117,9 @@ pub fn xla_module(module: &Module) -> Cow<'_, Module> {
             .is_some_and(|t| matches!(t.elem, ElemType::BF16 | ElemType::F16))
     });
     if !has_half {
-        return Cow::Borrowed(module);
+        return module;
     }
-    let mut m = module.clone();
+    let mut m = module.into_owned();
     inline_calls(&mut m);
     let sites = find_sites(&m);
     let reduces = find_reduces(&m);
@@ -316,7 +319,7 @@ fn widen(m: &mut Module, site: &Site) -> Vec<OpId> {
 }
 
 /// Places the new ops of region `r` before the ops they were made for.
-fn splice(m: &mut Module, r: RegionId, before: &BTreeMap<OpId, Vec<OpId>>) {
+pub(crate) fn splice(m: &mut Module, r: RegionId, before: &BTreeMap<OpId, Vec<OpId>>) {
     let old = std::mem::take(&mut m.region_mut(r).ops);
     let mut ops = Vec::with_capacity(old.len() + before.len() * 2);
     for op in old {

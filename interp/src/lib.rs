@@ -57,6 +57,7 @@ mod sort;
 pub mod step;
 mod strided;
 pub mod tensor;
+mod xla_simplify;
 
 pub use compare::{compare, Mismatch};
 pub use error::InterpError;

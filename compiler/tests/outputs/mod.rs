@@ -23,12 +23,21 @@ pub const INTERPRETER_GAPS: &[(&str, &str)] = &[
 ];
 
 /// Compiles StableHLO `text` (diagnostics named `name`) and runs its entry function in the
-/// interpreter.
+/// interpreter: with XLA's float semantics (the frameworks' results, e.g. XLA's
+/// `multiply(convert(pred), x) -> select`) unless it computes in bf16/f16, whose callers
+/// compare against the trace run the same strict way (see `hlo_import`).
 pub fn run_text(text: &str, name: &str, args: Vec<Tensor>) -> Result<Vec<Tensor>, String> {
     let module = neuronc::compile(name, text).map_err(|e| format!("{name}: {e}"))?;
     let func = module.entry().ok_or("no entry")?.name.clone();
-    neuronc_interp::run_function(&module, &func, args, &Default::default())
-        .map_err(|e| format!("{name}: {e}"))
+    let opts = neuronc_interp::RunOptions {
+        float_semantics: if computes_in_half(&module) {
+            neuronc_interp::FloatSemantics::Strict
+        } else {
+            neuronc_interp::FloatSemantics::Xla
+        },
+        ..Default::default()
+    };
+    neuronc_interp::run_function(&module, &func, args, &opts).map_err(|e| format!("{name}: {e}"))
 }
 
 /// A jax-written HLO artifact `fixtures/hlo/X[.opt].{pb,hlo.txt}` (read through
