@@ -84,3 +84,19 @@ pub fn run_f32(src: &str, inputs: Vec<Tensor>) -> Vec<Vec<f32>> {
 pub fn f32s(shape: &[i64], v: &[f32]) -> Tensor {
     Tensor::from_f32(shape, v).expect("valid tensor")
 }
+
+/// Parses and verifies the inline program `src`, runs its `@main` on `inputs` under
+/// `semantics`, and returns every result as f64 values.
+pub fn run_with(src: &str, inputs: Vec<Tensor>, semantics: FloatSemantics) -> Vec<Vec<f64>> {
+    let m = neuronc_ir::parse_module(src).expect("test program parses");
+    neuronc_ir::verify_module(&m).expect("test program verifies");
+    let opts = RunOptions {
+        float_semantics: semantics,
+        ..RunOptions::default()
+    };
+    run_function(&m, "main", inputs, &opts)
+        .expect("test program runs")
+        .iter()
+        .map(Tensor::to_f64_vec)
+        .collect()
+}

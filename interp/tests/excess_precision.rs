@@ -4,7 +4,10 @@
 //! printed by XLA:CPU (jax 0.10.2, `tools/xla_run.py`) for these programs and inputs; the
 //! last test re-runs that oracle when a python with jaxlib is available.
 
-use neuronc_interp::{npz, run_function, FloatSemantics, RunOptions, Tensor};
+mod common;
+
+use common::run_with;
+use neuronc_interp::{npz, FloatSemantics, Tensor};
 use neuronc_ir::ElemType;
 use std::path::PathBuf;
 use std::process::Command;
@@ -108,20 +111,6 @@ fn bf16(shape: &[i64], v: &[f64]) -> Tensor {
     Tensor::from_f64_as(ElemType::BF16, shape, v).expect("valid bf16 tensor")
 }
 
-fn run(src: &str, inputs: Vec<Tensor>, semantics: FloatSemantics) -> Vec<Vec<f64>> {
-    let m = neuronc_ir::parse_module(src).expect("test program parses");
-    neuronc_ir::verify_module(&m).expect("test program verifies");
-    let opts = RunOptions {
-        float_semantics: semantics,
-        ..RunOptions::default()
-    };
-    run_function(&m, "main", inputs, &opts)
-        .expect("test program runs")
-        .iter()
-        .map(Tensor::to_f64_vec)
-        .collect()
-}
-
 fn chain_inputs() -> Vec<Tensor> {
     let p = 2f64.powi(-10);
     vec![
@@ -137,8 +126,8 @@ fn bf16_product_read_as_f32_keeps_f32_precision_under_xla_only() {
     // 1.5 + 1.5 ulp ties to the even neighbour 1.5 + 2 ulp.
     let exact = 1.0 + 2f64.powi(-6) + 2f64.powi(-14);
     let rounded = 1.0 + 2f64.powi(-6);
-    let xla = run(CHAIN, chain_inputs(), FloatSemantics::Xla);
-    let strict = run(CHAIN, chain_inputs(), FloatSemantics::Strict);
+    let xla = run_with(CHAIN, chain_inputs(), FloatSemantics::Xla);
+    let strict = run_with(CHAIN, chain_inputs(), FloatSemantics::Strict);
     assert_eq!(xla[0], vec![exact, 1.5 * A]);
     assert_eq!(strict[0], vec![rounded, 1.5 + 2.0 * ONE_ULP]);
     // The bf16 result itself is rounded in both semantics.
@@ -150,10 +139,10 @@ fn bf16_product_read_as_f32_keeps_f32_precision_under_xla_only() {
 fn values_between_two_bf16_ops_are_rounded_under_xla() {
     // add reads the rounded product (1 + 2^-6), and only the add is left unrounded.
     let p = 2f64.powi(-10);
-    let xla = run(CHAIN, chain_inputs(), FloatSemantics::Xla);
+    let xla = run_with(CHAIN, chain_inputs(), FloatSemantics::Xla);
     let m = [1.0 + 2.0 * ONE_ULP, 1.5 + 2.0 * ONE_ULP];
     assert_eq!(xla[1], vec![m[0] + p, m[1] + p]);
-    let strict = run(CHAIN, chain_inputs(), FloatSemantics::Strict);
+    let strict = run_with(CHAIN, chain_inputs(), FloatSemantics::Strict);
     assert_eq!(strict[1], m.to_vec());
 }
 
@@ -163,11 +152,11 @@ fn dots_xla_rewrites_are_rounded_before_the_convert() {
     let exact = 1.0 + 2f64.powi(-9);
     let (e, r) = (exact, 1.0);
     let want = [(e, 4), (r, 8), (e, 8), (r, 8), (r, 4)];
-    let xla = run(DOTS, dots_inputs(), FloatSemantics::Xla);
+    let xla = run_with(DOTS, dots_inputs(), FloatSemantics::Xla);
     for (i, &(v, n)) in want.iter().enumerate() {
         assert_eq!(xla[i], vec![v; n], "dot {i}");
     }
-    let strict = run(DOTS, dots_inputs(), FloatSemantics::Strict);
+    let strict = run_with(DOTS, dots_inputs(), FloatSemantics::Strict);
     for (i, &(_, n)) in want.iter().enumerate() {
         assert_eq!(strict[i], vec![1.0; n], "dot {i} (strict)");
     }
@@ -183,9 +172,9 @@ fn explicit_f32_to_bf16_conversion_still_rounds_under_xla() {
             Tensor::from_f32(&[2], &[1.01, 1.01]).expect("f32"),
         ]
     };
-    let xla = run(REPRO, inputs(), FloatSemantics::Xla);
+    let xla = run_with(REPRO, inputs(), FloatSemantics::Xla);
     assert_eq!(xla[0], vec![A * A, 3.0 * A]);
-    let strict = run(REPRO, inputs(), FloatSemantics::Strict);
+    let strict = run_with(REPRO, inputs(), FloatSemantics::Strict);
     assert_eq!(strict[0], vec![1.0 + 2f64.powi(-6), 3.0 + 2f64.powi(-5)]);
 }
 
@@ -196,9 +185,9 @@ fn while_carry_is_rounded_at_the_loop_boundary() {
     // = 1 + 3*2^-7 + 2^-13 -> carry 1 + 3*2^-7; the convert inside the body sees the
     // unrounded product under Xla.
     let second = (1.0 + 2f64.powi(-6)) * A;
-    let xla = run(LOOP, inputs(), FloatSemantics::Xla);
+    let xla = run_with(LOOP, inputs(), FloatSemantics::Xla);
     assert_eq!(xla, vec![vec![1.0 + 3.0 * ONE_ULP], vec![second]]);
-    let strict = run(LOOP, inputs(), FloatSemantics::Strict);
+    let strict = run_with(LOOP, inputs(), FloatSemantics::Strict);
     assert_eq!(
         strict,
         vec![vec![1.0 + 3.0 * ONE_ULP], vec![1.0 + 3.0 * ONE_ULP]]
@@ -213,19 +202,19 @@ fn bf16_sums_round_every_step_in_xla_tree_order() {
     let inputs = || vec![bf16(&[4], &[1.0, e, e, e]), bf16(&[64], &y)];
     // Sequential: 1 + e + e + e stays 1. 64 elements: windows of 32 -> 1 and 32e = 1/8,
     // then 1 + 1/8.
-    let xla = run(SUM, inputs(), FloatSemantics::Xla);
+    let xla = run_with(SUM, inputs(), FloatSemantics::Xla);
     assert_eq!(xla, vec![vec![1.0], vec![1.125]]);
     // Strict keeps the interpreter's wide accumulation, rounded once.
-    let strict = run(SUM, inputs(), FloatSemantics::Strict);
+    let strict = run_with(SUM, inputs(), FloatSemantics::Strict);
     assert_eq!(strict[0], vec![1.0 + 2.0 * ONE_ULP]);
 }
 
 #[test]
 fn calls_do_not_materialize_bf16_under_xla() {
     let inputs = || vec![bf16(&[2], &[A, 1.5]), bf16(&[2], &[A, A])];
-    let xla = run(CALL, inputs(), FloatSemantics::Xla);
+    let xla = run_with(CALL, inputs(), FloatSemantics::Xla);
     assert_eq!(xla[0], vec![A * A, 1.5 * A]);
-    let strict = run(CALL, inputs(), FloatSemantics::Strict);
+    let strict = run_with(CALL, inputs(), FloatSemantics::Strict);
     assert_eq!(strict[0], vec![1.0 + 2f64.powi(-6), 1.5 + 2.0 * ONE_ULP]);
 }
 
@@ -319,7 +308,7 @@ fn xla_semantics_match_xla_cpu_bit_for_bit() {
     ];
     for (name, src, inputs) in cases {
         let want = xla_oracle(&py, name, src, &inputs);
-        let got = run(src, inputs, FloatSemantics::Xla);
+        let got = run_with(src, inputs, FloatSemantics::Xla);
         assert_eq!(got, want, "{name}: Xla semantics differ from XLA:CPU");
     }
 }

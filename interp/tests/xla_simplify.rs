@@ -7,7 +7,10 @@
 //! exp(800) overflows f64); the same values were printed by XLA:CPU (jaxlib 0.10.2,
 //! `tools/xla_run.py`) for these programs and inputs (XLA prints some zeros as -0).
 
-use neuronc_interp::{run_function, FloatSemantics, RunOptions, Tensor};
+mod common;
+
+use common::run_with;
+use neuronc_interp::{FloatSemantics, Tensor};
 
 /// Programs where XLA rewrites: f32 in both operand orders (one through `not`), a broadcast
 /// predicate, f16 and f64.
@@ -73,20 +76,6 @@ fn inputs(with_matrix: bool) -> Vec<Tensor> {
     v
 }
 
-fn run(src: &str, inputs: Vec<Tensor>, semantics: FloatSemantics) -> Vec<Vec<f64>> {
-    let m = neuronc_ir::parse_module(src).expect("test program parses");
-    neuronc_ir::verify_module(&m).expect("test program verifies");
-    let opts = RunOptions {
-        float_semantics: semantics,
-        ..RunOptions::default()
-    };
-    run_function(&m, "main", inputs, &opts)
-        .expect("test program runs")
-        .iter()
-        .map(Tensor::to_f64_vec)
-        .collect()
-}
-
 /// Equal as IEEE values, with NaN equal to NaN (and 0 to -0, as XLA:CPU prints either).
 fn same(got: &[Vec<f64>], want: &[Vec<f64>]) -> bool {
     got.len() == want.len()
@@ -100,7 +89,7 @@ fn same(got: &[Vec<f64>], want: &[Vec<f64>]) -> bool {
 
 #[test]
 fn xla_semantics_select_where_the_predicate_is_false() {
-    let got = run(PRED_MUL, inputs(true), FloatSemantics::Xla);
+    let got = run_with(PRED_MUL, inputs(true), FloatSemantics::Xla);
     let row = [INF, 0.0, INF, 0.0];
     let want = vec![
         row.to_vec(),
@@ -114,7 +103,7 @@ fn xla_semantics_select_where_the_predicate_is_false() {
 
 #[test]
 fn strict_semantics_keep_the_spec_nan() {
-    let got = run(PRED_MUL, inputs(true), FloatSemantics::Strict);
+    let got = run_with(PRED_MUL, inputs(true), FloatSemantics::Strict);
     let n = f64::NAN;
     let row = [INF, n, INF, n];
     let want = vec![
@@ -129,7 +118,7 @@ fn strict_semantics_keep_the_spec_nan() {
 
 #[test]
 fn xla_semantics_keep_nan_where_xla_does_not_rewrite() {
-    let got = run(KEEPS_NAN, inputs(false), FloatSemantics::Xla);
+    let got = run_with(KEEPS_NAN, inputs(false), FloatSemantics::Xla);
     let row = vec![INF, f64::NAN, INF, f64::NAN];
     let want = vec![row.clone(), row.clone(), row.clone(), row];
     assert!(same(&got, &want), "got {got:?}");
@@ -163,7 +152,7 @@ fn log_exp_inputs() -> Vec<Tensor> {
 
 #[test]
 fn xla_semantics_fold_log_of_exp() {
-    let got = run(LOG_EXP, log_exp_inputs(), FloatSemantics::Xla);
+    let got = run_with(LOG_EXP, log_exp_inputs(), FloatSemantics::Xla);
     let want = vec![
         vec![INF, 0.0],
         vec![100.0, -200.0],
@@ -172,7 +161,7 @@ fn xla_semantics_fold_log_of_exp() {
         vec![INF, -INF],
     ];
     assert!(same(&got, &want), "got {got:?}");
-    let strict = run(LOG_EXP, log_exp_inputs(), FloatSemantics::Strict);
+    let strict = run_with(LOG_EXP, log_exp_inputs(), FloatSemantics::Strict);
     let spec = vec![
         vec![INF, 0.0],
         vec![INF, -INF],
