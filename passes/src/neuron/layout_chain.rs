@@ -16,8 +16,6 @@ use super::layout::{Part, Solver};
 use super::layout_want::{Want, NONE};
 use neuronc_ir::{OpKind, ValueDef, ValueId};
 
-/// Rounds of moves over the remaining relayouts.
-const ROUNDS: usize = 4;
 /// Longest view chain followed back from a relayout.
 const MAX_CHAIN: usize = 16;
 /// Most values one move may change. A move is evaluated at every op around the values it
@@ -28,29 +26,24 @@ const MAX_CHAIN: usize = 16;
 const MAX_MOVE: usize = 32;
 
 impl Solver<'_> {
-    /// Tries a chain move at every relayout, for up to [`ROUNDS`] rounds while one was
-    /// kept. `group_of[v]` is the index in `groups` of `v`'s elementwise group (or `NONE`).
-    /// Returns the values whose layout changed (sorted, distinct).
+    /// Tries a chain move at every relayout, in program order (one pass: on every fixture
+    /// a second pass over the remaining relayouts kept nothing, and each pass costs a scan
+    /// of all edges). `group_of[v]` is the index in `groups` of `v`'s elementwise group (or
+    /// `NONE`). Returns the values whose layout changed (sorted, distinct).
     pub(super) fn chain_moves(
         &mut self,
         group_of: &[u32],
         groups: &[(&[u32], &[Part])],
     ) -> Vec<u32> {
         let mut moved = Vec::new();
-        for _ in 0..ROUNDS {
-            let before = moved.len();
-            // A move is decided by where its chain starts and what it wants there.
-            let mut tried = rustc_hash::FxHashSet::default();
-            for (v, to) in self.relayout_sites() {
-                let Some((start, moves)) = self.chain_to(v, to, group_of, groups) else {
-                    continue;
-                };
-                if tried.insert(start) && self.try_move(&moves) {
-                    moved.extend(moves.iter().map(|&(y, _)| y));
-                }
-            }
-            if moved.len() == before {
-                break;
+        // A move is decided by where its chain starts and what it wants there.
+        let mut tried = rustc_hash::FxHashSet::default();
+        for (v, to) in self.relayout_sites() {
+            let Some((start, moves)) = self.chain_to(v, to, group_of, groups) else {
+                continue;
+            };
+            if tried.insert(start) && self.try_move(&moves) {
+                moved.extend(moves.iter().map(|&(y, _)| y));
             }
         }
         moved.sort_unstable();
