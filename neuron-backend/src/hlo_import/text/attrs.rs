@@ -86,13 +86,7 @@ pub(super) fn attribute<'a>(c: &mut Cursor<'a>, raw: &mut RawInstr<'a>) -> PResu
         "custom_call_target" => i.custom_call_target = c.string()?,
         "backend_config" => i.backend_config = backend_config(c)?,
         "operand_layout_constraints" => {
-            c.expect("{")?;
-            while !c.eat("}") {
-                i.operand_shapes_with_layout.push(shape(c)?.0);
-                if !c.at("}") {
-                    c.expect(",")?;
-                }
-            }
+            i.operand_shapes_with_layout = c.braced(|c| Ok(shape(c)?.0))?;
             i.constrain_layout = true;
         }
         "output_to_operand_aliasing" => i.output_operand_aliasing = aliasing(c)?,
@@ -345,15 +339,7 @@ fn int32(c: &mut Cursor<'_>) -> PResult<i32> {
 
 /// `{1,2,3}` or `{}`.
 pub(super) fn set(c: &mut Cursor<'_>) -> PResult<Vec<i64>> {
-    c.expect("{")?;
-    let mut v = Vec::new();
-    while !c.eat("}") {
-        v.push(c.int()?);
-        if !c.at("}") {
-            c.expect(",")?;
-        }
-    }
-    Ok(v)
+    c.braced(|c| c.int())
 }
 
 /// A computation name.
@@ -363,13 +349,5 @@ fn comp_name<'a>(c: &mut Cursor<'a>) -> PResult<(&'a str, usize)> {
 
 /// `{%a, %b}`.
 fn name_set<'a>(c: &mut Cursor<'a>) -> PResult<Vec<(&'a str, usize)>> {
-    c.expect("{")?;
-    let mut v = Vec::new();
-    while !c.eat("}") {
-        v.push(comp_name(c)?);
-        if !c.at("}") {
-            c.expect(",")?;
-        }
-    }
-    Ok(v)
+    c.braced(comp_name)
 }

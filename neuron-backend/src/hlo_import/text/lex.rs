@@ -108,6 +108,19 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// `{item, item, …}` (possibly empty): the items `item` reads, in order.
+    pub fn braced<T>(&mut self, mut item: impl FnMut(&mut Self) -> PResult<T>) -> PResult<Vec<T>> {
+        self.expect("{")?;
+        let mut v = Vec::new();
+        while !self.eat("}") {
+            v.push(item(self)?);
+            if !self.at("}") {
+                self.expect(",")?;
+            }
+        }
+        Ok(v)
+    }
+
     /// A description of what is at the cursor, for "found …".
     pub fn found(&self) -> String {
         let r = self.rest();

@@ -219,33 +219,43 @@ fn topological(
         uses.iter().flatten().for_each(|&u| used[u] = true);
     }
     let unused = (0..uses.len()).filter(|&k| !used[k]);
-    // 0: unvisited, 1: on the stack, 2: done.
-    let mut state = vec![0u8; uses.len()];
-    let mut order = Vec::with_capacity(uses.len());
     // The second pass only finds instructions on cycles unreachable from unused ones.
-    for start in unused.chain(0..uses.len()) {
+    dfs_post_order(uses, unused.chain(0..uses.len())).map_err(|u| {
+        let i = &c.instrs[u];
+        expected(
+            text,
+            i.pos,
+            "instructions that do not depend on themselves",
+            i.name,
+        )
+    })
+}
+
+/// Depth-first post order of the graph `succ` (node -> successors, visited in order),
+/// starting from each of `starts` not yet visited; iterative, so deep graphs cannot
+/// overflow the stack. `Err(u)`: node `u` reaches itself.
+fn dfs_post_order(
+    succ: &[Vec<usize>],
+    starts: impl Iterator<Item = usize>,
+) -> Result<Vec<usize>, usize> {
+    // 0: unvisited, 1: on the stack, 2: done.
+    let mut state = vec![0u8; succ.len()];
+    let mut order = Vec::with_capacity(succ.len());
+    for start in starts {
         if state[start] != 0 {
             continue;
         }
         let mut stack = vec![(start, 0usize)];
         state[start] = 1;
         while let Some(&mut (k, ref mut next)) = stack.last_mut() {
-            if let Some(&u) = uses[k].get(*next) {
+            if let Some(&u) = succ[k].get(*next) {
                 *next += 1;
                 match state[u] {
                     0 => {
                         state[u] = 1;
                         stack.push((u, 0));
                     }
-                    1 => {
-                        let i = &c.instrs[u];
-                        return Err(expected(
-                            text,
-                            i.pos,
-                            "instructions that do not depend on themselves",
-                            i.name,
-                        ));
-                    }
+                    1 => return Err(u),
                     _ => {}
                 }
             } else {
@@ -338,43 +348,23 @@ fn check_call_graph(
             v
         })
         .collect();
-    let mut state = vec![0u8; comps.len()];
+    let order = dfs_post_order(&callees, 0..comps.len()).map_err(|u| {
+        let c = &raw.comps[u];
+        expected(
+            text,
+            c.pos,
+            "computations that do not call themselves",
+            c.name,
+        )
+    })?;
+    // Post order: a computation's callees have their depth already.
     let mut depth = vec![0usize; comps.len()];
-    for start in 0..comps.len() {
-        if state[start] != 0 {
-            continue;
-        }
-        let mut stack = vec![(start, 0usize)];
-        state[start] = 1;
-        while let Some(&mut (k, ref mut next)) = stack.last_mut() {
-            if let Some(&u) = callees[k].get(*next) {
-                *next += 1;
-                match state[u] {
-                    0 => {
-                        state[u] = 1;
-                        stack.push((u, 0));
-                    }
-                    1 => {
-                        let c = &raw.comps[u];
-                        return Err(expected(
-                            text,
-                            c.pos,
-                            "computations that do not call themselves",
-                            c.name,
-                        ));
-                    }
-                    _ => {}
-                }
-            } else {
-                state[k] = 2;
-                depth[k] = 1 + callees[k].iter().map(|&u| depth[u]).max().unwrap_or(0);
-                if depth[k] > MAX_CALL_DEPTH {
-                    let what = format!("calls nested deeper than {MAX_CALL_DEPTH}");
-                    let pos = raw.comps[k].pos;
-                    return Err(located(text, pos, ImportError::Unsupported(what)));
-                }
-                stack.pop();
-            }
+    for k in order {
+        depth[k] = 1 + callees[k].iter().map(|&u| depth[u]).max().unwrap_or(0);
+        if depth[k] > MAX_CALL_DEPTH {
+            let what = format!("calls nested deeper than {MAX_CALL_DEPTH}");
+            let pos = raw.comps[k].pos;
+            return Err(located(text, pos, ImportError::Unsupported(what)));
         }
     }
     Ok(())

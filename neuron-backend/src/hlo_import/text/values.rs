@@ -52,25 +52,19 @@ pub(super) fn padding(c: &mut Cursor<'_>) -> PResult<PaddingConfig> {
 
 /// `{[start:limit(:stride)], …}`.
 pub(super) fn slices(c: &mut Cursor<'_>) -> PResult<Vec<SliceDimensions>> {
-    c.expect("{")?;
-    let mut v = Vec::new();
-    while !c.eat("}") {
+    c.braced(|c| {
         c.expect("[")?;
         let start = c.int()?;
         c.expect(":")?;
         let limit = c.int()?;
         let stride = if c.eat(":") { c.int()? } else { 1 };
         c.expect("]")?;
-        v.push(SliceDimensions {
+        Ok(SliceDimensions {
             start,
             limit,
             stride,
-        });
-        if !c.at("}") {
-            c.expect(",")?;
-        }
-    }
-    Ok(v)
+        })
+    })
 }
 
 /// `{size=2x2 stride=2x2 pad=0_1x0_1 lhs_dilate=… rhs_dilate=… rhs_reversal=…}`.
@@ -189,16 +183,8 @@ pub(super) fn dim_labels(c: &mut Cursor<'_>) -> PResult<ConvolutionDimensionNumb
 
 /// `{default,high}`.
 pub(super) fn precision(c: &mut Cursor<'_>) -> PResult<PrecisionConfig> {
-    c.expect("{")?;
-    let mut p = PrecisionConfig::default();
-    while !c.eat("}") {
-        p.operand_precision
-            .push(one_of(c, &["default", "high", "highest"])? as i32);
-        if !c.at("}") {
-            c.expect(",")?;
-        }
-    }
-    Ok(p)
+    let operand_precision = c.braced(|c| Ok(one_of(c, &["default", "high", "highest"])? as i32))?;
+    Ok(PrecisionConfig { operand_precision })
 }
 
 /// `{{0,1},{2,3}}` (the iota form `[2,2]<=[4]` is not read).
@@ -206,17 +192,11 @@ pub(super) fn replica_groups(c: &mut Cursor<'_>) -> PResult<Vec<ReplicaGroup>> {
     if c.at("[") {
         return Err(c.unsupported(c.pos, "replica groups in iota form (`[n,m]<=[k]`)".into()));
     }
-    c.expect("{")?;
-    let mut v = Vec::new();
-    while !c.eat("}") {
-        v.push(ReplicaGroup {
+    c.braced(|c| {
+        Ok(ReplicaGroup {
             replica_ids: set(c)?,
-        });
-        if !c.at("}") {
-            c.expect(",")?;
-        }
-    }
-    Ok(v)
+        })
+    })
 }
 
 /// `{{0,1},{1,0}}`.
@@ -248,9 +228,7 @@ pub(super) fn backend_config(c: &mut Cursor<'_>) -> PResult<Vec<u8>> {
 
 /// `{{0}: (1, {}), …}`: output index → (operand, operand index).
 pub(super) fn aliasing(c: &mut Cursor<'_>) -> PResult<Vec<OutputOperandAliasing>> {
-    c.expect("{")?;
-    let mut v = Vec::new();
-    while !c.eat("}") {
+    c.braced(|c| {
         let output_shape_index = set(c)?;
         c.expect(":")?;
         c.expect("(")?;
@@ -258,14 +236,10 @@ pub(super) fn aliasing(c: &mut Cursor<'_>) -> PResult<Vec<OutputOperandAliasing>
         c.expect(",")?;
         let operand_shape_index = set(c)?;
         c.expect(")")?;
-        v.push(OutputOperandAliasing {
+        Ok(OutputOperandAliasing {
             output_shape_index,
             operand_index,
             operand_shape_index,
-        });
-        if !c.at("}") {
-            c.expect(",")?;
-        }
-    }
-    Ok(v)
+        })
+    })
 }
