@@ -31,12 +31,8 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
-use neuronc_ir::{
-    Attr, DenseData, DenseElements, ElemType, Module, NamedAttrs, OpId, OpKind, TypeId, ValueDef,
-    ValueId,
-};
+use neuronc_ir::{ElemType, Module, NamedAttrs, OpId, OpKind, ValueDef, ValueId};
 
 /// Where a multiply reads a converted predicate: the predicate and, when the converted
 /// value is broadcast first, that broadcast's attributes.
@@ -163,6 +159,10 @@ fn pred_operand(m: &Module, v: ValueId) -> Option<PredOperand> {
 fn rewrite(m: &mut Module, site: &Site) -> Vec<OpId> {
     let x = m.op(site.op).clone();
     let ty = m.value_type(x.results[0]);
+    // Sites have tensor results (`wide_float_result`).
+    let Some(width) = m.tensor_type(x.results[0]).map(|t| t.elem.byte_width()) else {
+        return Vec::new();
+    };
     let mut new_ops = Vec::new();
     let mut pred = site.pred.pred;
     if let Some(attrs) = &site.pred.broadcast {
@@ -175,7 +175,9 @@ fn rewrite(m: &mut Module, site: &Site) -> Vec<OpId> {
         new_ops.push(b);
         pred = m.op(b).results[0];
     }
-    let zero = zero_constant(m, ty);
+    let Some(zero) = m.create_splat_constant(ty, vec![0u8; width]) else {
+        return new_ops;
+    };
     new_ops.push(zero);
     for &n in &new_ops {
         m.op_mut(n).loc = x.loc;
@@ -187,21 +189,4 @@ fn rewrite(m: &mut Module, site: &Site) -> Vec<OpId> {
     sel.operands = vec![pred, site.other, zero_v];
     sel.attrs = NamedAttrs::new();
     new_ops
-}
-
-/// A detached `stablehlo.constant` of zeros of float tensor type `ty`.
-fn zero_constant(m: &mut Module, ty: TypeId) -> OpId {
-    let (elem, len) = m
-        .types
-        .tensor_of(ty)
-        .map_or((ElemType::F32, 0), |t| (t.elem, t.num_elements()));
-    let dense = DenseElements {
-        ty,
-        elem,
-        len,
-        data: DenseData::Splat(vec![0u8; elem.byte_width()].into_boxed_slice()),
-    };
-    let mut attrs = NamedAttrs::new();
-    attrs.set("value", Attr::Elements(Arc::new(dense)));
-    m.create_op(OpKind::Constant, Vec::new(), &[ty], attrs)
 }

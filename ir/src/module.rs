@@ -32,7 +32,7 @@
 //! attributes and `sdy.*` ops, which refer to them by symbol; a module built from another
 //! must carry them over.
 
-use crate::attr::NamedAttrs;
+use crate::attr::{Attr, DenseData, DenseElements, NamedAttrs};
 use crate::ops::OpKind;
 use crate::types::{TensorType, Type, TypeId, TypeInterner};
 
@@ -248,6 +248,21 @@ impl Module {
         });
         self.regions[region.index()].args.push(v);
         v
+    }
+
+    /// Creates (detached) a `stablehlo.constant` of tensor type `ty` whose elements all
+    /// equal `bytes` (one element, little-endian); `None` if `ty` is not a tensor type.
+    pub fn create_splat_constant(&mut self, ty: TypeId, bytes: Vec<u8>) -> Option<OpId> {
+        let t = self.types.tensor_of(ty)?;
+        let dense = DenseElements {
+            ty,
+            elem: t.elem,
+            len: t.num_elements(),
+            data: DenseData::Splat(bytes.into_boxed_slice()),
+        };
+        let mut attrs = NamedAttrs::new();
+        attrs.set("value", Attr::Elements(std::sync::Arc::new(dense)));
+        Some(self.create_op(OpKind::Constant, Vec::new(), &[ty], attrs))
     }
 
     /// Creates an op with fresh result values of `result_types`, not yet placed in a region.

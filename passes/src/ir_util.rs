@@ -300,14 +300,7 @@ pub fn encode_scalar(elem: ElemType, x: f64) -> Option<Vec<u8>> {
 
 /// Creates (detached) a `stablehlo.constant` of type `ty` whose elements all equal `bytes`.
 pub fn make_splat_constant(m: &mut Module, ty: TypeId, bytes: Vec<u8>) -> Option<OpId> {
-    let t = m.types.tensor_of(ty)?.clone();
-    let dense = DenseElements {
-        ty,
-        elem: t.elem,
-        len: t.num_elements(),
-        data: DenseData::Splat(bytes.into_boxed_slice()),
-    };
-    Some(make_constant(m, ty, dense))
+    m.create_splat_constant(ty, bytes)
 }
 
 /// Creates (detached) a `stablehlo.constant` with the given payload.
