@@ -10,7 +10,8 @@
 # so writing it is included), the minimum as well (least disturbed by other load), and the
 # ratio opt/verify of the medians; then the same for the CPU time of each process (user +
 # system, all its threads, from bash's `time`), which other load on the machine disturbs
-# much less than wall time (bash reports it to the millisecond). Nothing here asserts
+# much less than wall time (bash reports it to the millisecond); and, with valgrind
+# installed, the instructions each process executes. Nothing here asserts
 # the target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -73,3 +74,18 @@ printf '%-10s %10s %10s\n' "verify" "$vc_med" "$vc_min"
 printf '%-10s %10s %10s\n' "opt -O2" "$oc_med" "$oc_min"
 awk -v o="$oc_med" -v v="$vc_med" -v om="$oc_min" -v vm="$vc_min" 'BEGIN {
   printf "CPU ratio opt/verify: %.2f (median), %.2f (min)\n", o / v, om / vm }'
+
+# Instructions executed by each process (valgrind's callgrind, when installed): unlike
+# time, other load on the machine does not change them, so they show whether a change
+# made the work itself smaller. They leave out what the kernel does for the process
+# (page faults, the output file), which wall time includes.
+if command -v valgrind >/dev/null; then
+  instructions() {
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+      awk '/refs:/ { gsub(",", "", $NF); print $NF }'
+  }
+  vi=$(instructions "$bin" verify "$file")
+  oi=$(instructions "$bin" opt -O2 "$file" -o "$out")
+  awk -v o="$oi" -v v="$vi" 'BEGIN {
+    printf "instructions: verify %.1fM, opt -O2 %.1fM, ratio %.2f\n", v / 1e6, o / 1e6, o / v }'
+fi

@@ -415,7 +415,7 @@ fn same_tile(cx: &Ctx, v: ValueId, res: ValueId) -> bool {
 
 /// Whether `user` is the only op (and no terminator or nested region) that reads `v`.
 fn only_used_by(cx: &Ctx, v: ValueId, user: OpId) -> bool {
-    let users = cx.graph.users_of(v);
+    let users = cx.graph.users_of(cx.m, v);
     !users.is_empty() && users.iter().all(|&(op, j)| op == user && j != usize::MAX)
 }
 

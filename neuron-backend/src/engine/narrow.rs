@@ -101,7 +101,7 @@ fn uses_only_matmuls(
         let Some(x) = work.pop() else {
             return any;
         };
-        for &(user, idx) in graph.users_of(x) {
+        for &(user, idx) in graph.users_of(m, x) {
             if !in_scope(user) {
                 continue;
             }

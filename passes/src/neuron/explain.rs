@@ -9,7 +9,7 @@
 //! Every refused fusion carries its rule's kebab-case name and a sentence saying why, with
 //! the numbers the rule compared.
 
-use super::fusion::{classify, OpClass, Rule};
+use super::fusion::{self, classify, OpClass, Rule};
 use super::graph::value_bytes;
 use super::NeuronPlan;
 use neuronc_ir::{Module, OpId};
@@ -113,7 +113,7 @@ impl Explanation {
             kernels,
             rejections,
             hbm_bytes: plan.fusion.hbm_bytes(),
-            hbm_bytes_unfused: plan.fusion.hbm_bytes_unfused,
+            hbm_bytes_unfused: fusion::unfused_hbm_bytes(m, &plan.graph.order),
             transposes: plan.layout.transpose_count(),
             transpose_bytes: plan.layout.transpose_bytes(),
             matmul_operand_bytes: plan.matmul_operand_bytes(m),

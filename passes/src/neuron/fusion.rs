@@ -233,8 +233,6 @@ pub struct FusionPlan {
     pub rejections: Vec<Rejection>,
     /// Kernel index of every op of the region (except the terminator).
     pub kernel_of: OpMap<usize>,
-    /// HBM traffic with every op as its own kernel.
-    pub hbm_bytes_unfused: u64,
 }
 
 impl FusionPlan {
@@ -245,16 +243,12 @@ impl FusionPlan {
 
 /// Plans kernels for the region of `g`.
 pub fn plan_fusion(m: &Module, g: &RegionGraph, cfg: &FusionConfig) -> FusionPlan {
-    let mut plan = plan_kernels(m, &g.order, cfg);
-    plan.hbm_bytes_unfused = unfused_hbm_bytes(m, g);
-    plan
+    plan_kernels(m, &g.order, cfg)
 }
 
-/// [`plan_fusion`] without [`FusionPlan::hbm_bytes_unfused`] (left 0), which
-/// [`unfused_hbm_bytes`] computes independently (on another thread in
-/// [`super::plan_function`]).
-/// The region is given by its ops in program order (`order`): a [`RegionGraph`] is not
-/// needed.
+/// Greedy consumer-first kernel growth over a region given by its ops in program order
+/// (`order`): a [`RegionGraph`] is not needed, so layout assignment can build one
+/// meanwhile on another thread ([`super::plan_function`]).
 pub(super) fn plan_kernels(m: &Module, order: &[OpId], cfg: &FusionConfig) -> FusionPlan {
     let mut p = Planner::new(m, order, cfg);
     for i in (0..order.len()).rev() {
@@ -371,16 +365,15 @@ fn finish(m: &Module, order: &[OpId], mut grown: Grown) -> FusionPlan {
         kernels,
         rejections,
         kernel_of,
-        hbm_bytes_unfused: 0,
     }
 }
 
-/// HBM bytes if every op (but the terminator) of the region of `g` were its own kernel
-/// ([`FusionPlan::hbm_bytes_unfused`]).
-pub(super) fn unfused_hbm_bytes(m: &Module, g: &RegionGraph) -> u64 {
+/// HBM bytes if every op (but the terminator) of a region, given by its ops (`order`),
+/// were its own kernel: the baseline `explain` compares the fusion plan's traffic with.
+pub fn unfused_hbm_bytes(m: &Module, order: &[OpId]) -> u64 {
     let facts = TypeFacts::new(m);
     let mut total = 0u64;
-    for &o in &g.order {
+    for &o in order {
         let op = m.op(o);
         if op.kind.is_terminator() {
             continue;

@@ -12,6 +12,7 @@
 //! once per use. All tables are dense vectors indexed by arena ids (no hashing).
 
 use neuronc_ir::{Module, OpId, RegionId, ValueDef, ValueId};
+use std::sync::OnceLock;
 
 /// A dense map from [`OpId`] to `T`, backed by a vector over the op arena.
 #[derive(Clone, Debug)]
@@ -161,71 +162,71 @@ pub struct RegionGraph {
     pub order: Vec<OpId>,
     /// Position of each op of the region in `order`.
     pub pos: OpMap<usize>,
-    /// `users[user_start[v]..user_start[v + 1]]`: (user op, operand index) pairs of value
-    /// `v` (operand index `usize::MAX` for a capture by a nested region).
-    user_start: Vec<u32>,
-    users: Vec<(OpId, usize)>,
     /// List `i`: [`captured_values`] of `order[i]`.
     captured: Csr<ValueId>,
+    /// The users of every value, built on the first [`RegionGraph::users_of`]: planning
+    /// and outlining never ask, lowering does.
+    uses: OnceLock<Uses>,
+}
+
+/// `list[start[v]..start[v + 1]]`: (user op, operand index) pairs of value `v` (operand
+/// index `usize::MAX` for a capture by a nested region).
+struct Uses {
+    start: Vec<u32>,
+    list: Vec<(OpId, usize)>,
 }
 
 impl RegionGraph {
     pub fn new(m: &Module, region: RegionId) -> Self {
         let order = m.region(region).ops.clone();
         let mut pos = OpMap::with_capacity(m.ops.len());
-        // Count the uses of every value (operands, then values captured by nested regions,
-        // which count as uses by the parent op), then place them by a counting sort, which
-        // keeps program order within each value's list.
-        let mut user_start = vec![0u32; m.values.len() + 1];
         let mut captured = Csr::with_capacity(order.len(), 0);
         for (i, &op) in order.iter().enumerate() {
             match pos.slots.get_mut(op.index()) {
                 Some(slot) => *slot = Some(i),
                 None => pos.insert(op, i),
             }
-            let o = m.op(op);
-            for &v in &o.operands {
-                user_start[v.index() + 1] += 1;
-            }
-            if !o.regions.is_empty() {
-                let items = captured.items_mut();
-                let from = items.len();
-                items.extend(captured_values(m, op));
-                for &v in &items[from..] {
-                    user_start[v.index() + 1] += 1;
-                }
+            if !m.op(op).regions.is_empty() {
+                captured.items_mut().extend(captured_values(m, op));
             }
             captured.close();
-        }
-        for i in 1..user_start.len() {
-            user_start[i] += user_start[i - 1];
-        }
-        let mut fill = user_start.clone();
-        let mut users = vec![(OpId(0), 0); *user_start.last().unwrap_or(&0) as usize];
-        let mut place = |v: ValueId, user: (OpId, usize)| {
-            let slot = &mut fill[v.index()];
-            users[*slot as usize] = user;
-            *slot += 1;
-        };
-        for (i, &op) in order.iter().enumerate() {
-            let o = m.op(op);
-            for (j, &v) in o.operands.iter().enumerate() {
-                place(v, (op, j));
-            }
-            if !o.regions.is_empty() {
-                for &v in captured.of(i as u32) {
-                    place(v, (op, usize::MAX));
-                }
-            }
         }
         RegionGraph {
             region,
             order,
             pos,
-            user_start,
-            users,
             captured,
+            uses: OnceLock::new(),
         }
+    }
+
+    /// Lists the uses of every value (operands, then values captured by nested regions,
+    /// which count as uses by the parent op) by a counting sort, which keeps program order
+    /// within each value's list.
+    fn build_uses(&self, m: &Module) -> Uses {
+        let mut start = vec![0u32; m.values.len() + 1];
+        let each_use = |f: &mut dyn FnMut(ValueId, (OpId, usize))| {
+            for (i, &op) in self.order.iter().enumerate() {
+                for (j, &v) in m.op(op).operands.iter().enumerate() {
+                    f(v, (op, j));
+                }
+                for &v in self.captured.of(i as u32) {
+                    f(v, (op, usize::MAX));
+                }
+            }
+        };
+        each_use(&mut |v, _| start[v.index() + 1] += 1);
+        for i in 1..start.len() {
+            start[i] += start[i - 1];
+        }
+        let mut fill = start.clone();
+        let mut list = vec![(OpId(0), 0); *start.last().unwrap_or(&0) as usize];
+        each_use(&mut |v, user| {
+            let slot = &mut fill[v.index()];
+            list[*slot as usize] = user;
+            *slot += 1;
+        });
+        Uses { start, list }
     }
 
     /// [`captured_values`] of the op at position `i` (empty for ops without regions).
@@ -233,18 +234,11 @@ impl RegionGraph {
         self.captured.of(i as u32)
     }
 
-    /// Number of uses of values by the region's ops (operands and captures).
-    pub fn use_count(&self) -> usize {
-        self.users.len()
-    }
-
-    /// In-region users of `v` (empty if none).
-    pub fn users_of(&self, v: ValueId) -> &[(OpId, usize)] {
-        match (
-            self.user_start.get(v.index()),
-            self.user_start.get(v.index() + 1),
-        ) {
-            (Some(&a), Some(&b)) => &self.users[a as usize..b as usize],
+    /// In-region users of `v` (empty if none). `m` is the module the graph was built on.
+    pub fn users_of(&self, m: &Module, v: ValueId) -> &[(OpId, usize)] {
+        let uses = self.uses.get_or_init(|| self.build_uses(m));
+        match (uses.start.get(v.index()), uses.start.get(v.index() + 1)) {
+            (Some(&a), Some(&b)) => &uses.list[a as usize..b as usize],
             _ => &[],
         }
     }

@@ -57,21 +57,19 @@ pub fn plan_function(m: &Module, func: &Func, cfg: &FusionConfig) -> NeuronPlan 
     // Layout assignment and fusion planning read the same region and not each other's
     // results, so in large regions they run on two threads (each is deterministic on its
     // own): fusion, the longer, on this one straight from the region's op list; the
-    // dataflow graph, layout and the unfused traffic on a helper.
+    // dataflow graph and layout on a helper.
     let order = &m.region(func.body).ops;
     let kernels = || fusion::plan_kernels(m, order, cfg);
     let layouts = || {
         let graph = RegionGraph::new(m, func.body);
         let layout = layout::assign_layouts(m, &graph);
-        let unfused = fusion::unfused_hbm_bytes(m, &graph);
-        (graph, layout, unfused)
+        (graph, layout)
     };
-    let (mut fusion, (graph, layout, unfused)) = if order.len() >= PARALLEL_MIN_OPS {
+    let (fusion, (graph, layout)) = if order.len() >= PARALLEL_MIN_OPS {
         neuronc_ir::par::join(kernels, layouts)
     } else {
         (kernels(), layouts())
     };
-    fusion.hbm_bytes_unfused = unfused;
     NeuronPlan {
         graph,
         layout,
