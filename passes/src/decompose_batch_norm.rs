@@ -18,7 +18,7 @@
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
-use crate::ir_util::{encode_scalar, make_splat_constant, parent_regions, rename_operands};
+use crate::ir_util::{encode_scalar, make_splat_constant, parent_regions};
 use crate::pass::Pass;
 use neuronc_ir::{Attr, ElemType, LocId, Module, NamedAttrs, OpId, OpKind, Span, TypeId, ValueId};
 use rustc_hash::FxHashMap;
@@ -31,12 +31,7 @@ impl Pass for DecomposeBatchNorm {
         "decompose-batch-norm"
     }
     fn run(&self, module: &mut Module, ctx: &mut PassContext) -> Result<Changed, PassError> {
-        let mut targets = Vec::new();
-        module.walk_ops(|op| {
-            if is_batch_norm(module.op(op).kind) {
-                targets.push(op);
-            }
-        });
+        let (targets, mut readers) = find_targets(module);
         let mut replacements = FxHashMap::default();
         let mut expansions = FxHashMap::default();
         for op in targets {
@@ -51,10 +46,35 @@ impl Pass for DecomposeBatchNorm {
         if replacements.is_empty() {
             return Ok(Changed::No);
         }
+        // The expansions read the operands of the ops they replace, which may be results
+        // of other expanded ops.
+        readers.extend(expansions.values().flatten().copied());
         place_expansions(module, expansions);
-        replace_uses(module, &replacements);
+        replace_uses(module, &replacements, &readers);
         Ok(Changed::Yes)
     }
+}
+
+/// The batch-norm ops, and the ops that read one of their results (the only ops whose
+/// operands the expansion redirects), in one walk: a value is defined before its uses
+/// in walk order, so its readers come after the op defining it.
+fn find_targets(m: &Module) -> (Vec<OpId>, Vec<OpId>) {
+    let (mut targets, mut readers) = (Vec::new(), Vec::new());
+    let mut defined_by_target = vec![false; m.values.len()];
+    m.walk_ops(|op| {
+        let o = m.op(op);
+        let reads = !targets.is_empty() && o.operands.iter().any(|v| defined_by_target[v.index()]);
+        if reads {
+            readers.push(op);
+        }
+        if is_batch_norm(o.kind) {
+            targets.push(op);
+            for r in &o.results {
+                defined_by_target[r.index()] = true;
+            }
+        }
+    });
+    (targets, readers)
 }
 
 fn is_batch_norm(kind: OpKind) -> bool {
@@ -221,16 +241,19 @@ impl Builder<'_> {
     }
 }
 
-/// Redirects every use of a replaced value in one walk over the module.
-fn replace_uses(m: &mut Module, map: &FxHashMap<ValueId, ValueId>) {
-    // Dense lookup table: every operand of every op is looked up.
-    let mut to = vec![u32::MAX; m.values.len()];
-    for (from, by) in map {
-        to[from.index()] = by.0;
-    }
-    for f in 0..m.funcs.len() {
-        let body = m.funcs[f].body;
-        rename_operands(m, body, &to);
+/// Redirects every use of a replaced value: `readers` holds every op that may read one
+/// (ops whose regions hold a reader need not be listed).
+fn replace_uses(m: &mut Module, map: &FxHashMap<ValueId, ValueId>, readers: &[OpId]) {
+    for &op in readers {
+        // Expanded ops are detached and keep their operands.
+        if m.op(op).parent.is_none() {
+            continue;
+        }
+        for v in &mut m.op_mut(op).operands {
+            if let Some(&by) = map.get(v) {
+                *v = by;
+            }
+        }
     }
 }
 

@@ -38,8 +38,11 @@ impl Pass for DuplicateFunctionElimination {
 
     fn run(&self, module: &mut Module, ctx: &mut PassContext) -> Result<Changed, PassError> {
         let mut changed = false;
+        // One table for every round (it is cleared per function in constant time, and
+        // allocating one as large as the value arena is most of a cheap round's cost).
+        let mut slots = Slots::new(module.values.len());
         loop {
-            let renames = find_duplicates(module, ctx);
+            let renames = find_duplicates(module, ctx, &mut slots);
             if renames.is_empty() {
                 break;
             }
@@ -61,7 +64,7 @@ type Renames = FxHashMap<String, String>;
 /// [`same_function`] confirms them. Both read the module only, so in large modules each
 /// runs on two threads, over contiguous halves of the functions; the renames are then
 /// taken in module order, so the result does not depend on the threads.
-fn find_duplicates(m: &Module, ctx: &mut PassContext) -> Renames {
+fn find_duplicates(m: &Module, ctx: &mut PassContext, slots: &mut Slots) -> Renames {
     let funcs: Vec<usize> = (0..m.funcs.len())
         .filter(|&fi| {
             let f = &m.funcs[fi];
@@ -73,7 +76,9 @@ fn find_duplicates(m: &Module, ctx: &mut PassContext) -> Renames {
         .map(|&fi| m.region(m.funcs[fi].body).ops.len())
         .sum();
     let parallel = ops >= PARALLEL_MIN_OPS;
-    let hashes = in_halves(m, &funcs, parallel, |slots, fi| function_hash(m, fi, slots));
+    let hashes = in_halves(m, &funcs, parallel, slots, |slots, fi| {
+        function_hash(m, fi, slots)
+    });
     // Hash -> positions (in `funcs`) of the functions with that hash, ascending.
     let mut classes: FxHashMap<u64, Vec<usize>> = FxHashMap::default();
     for (i, h) in hashes.iter().enumerate() {
@@ -84,7 +89,7 @@ fn find_duplicates(m: &Module, ctx: &mut PassContext) -> Renames {
     let positions: Vec<usize> = (0..funcs.len()).collect();
     // The first earlier function equal to each one: never itself a duplicate (an
     // earlier function equal to it would be equal to this one and found first).
-    let firsts = in_halves(m, &positions, parallel, |slots, i| {
+    let firsts = in_halves(m, &positions, parallel, slots, |slots, i| {
         let class = classes.get(&hashes[i]?)?;
         class
             .iter()
@@ -104,23 +109,24 @@ fn find_duplicates(m: &Module, ctx: &mut PassContext) -> Renames {
     renames
 }
 
-/// `f` of every item, in item order; with `parallel`, in two contiguous halves on two
-/// threads (each with its own [`Slots`]).
+/// `f` of every item, in item order, with `slots`; with `parallel`, in two contiguous
+/// halves on two threads (the helper with [`Slots`] of its own).
 fn in_halves<T: Send>(
     m: &Module,
     items: &[usize],
     parallel: bool,
+    slots: &mut Slots,
     f: impl Fn(&mut Slots, usize) -> Option<T> + Sync,
 ) -> Vec<Option<T>> {
-    let run = |part: &[usize]| -> Vec<Option<T>> {
-        let mut slots = Slots::new(m.values.len());
-        part.iter().map(|&x| f(&mut slots, x)).collect()
+    let run = |part: &[usize], slots: &mut Slots| -> Vec<Option<T>> {
+        part.iter().map(|&x| f(slots, x)).collect()
     };
     if !parallel {
-        return run(items);
+        return run(items, slots);
     }
     let (a, b) = items.split_at(items.len() / 2);
-    let (mut left, right) = neuronc_ir::par::join(|| run(a), || run(b));
+    let (mut left, right) =
+        neuronc_ir::par::join(|| run(a, slots), || run(b, &mut Slots::new(m.values.len())));
     left.extend(right);
     left
 }

@@ -26,21 +26,41 @@ impl Pass for Inline {
         "inline"
     }
     fn run(&self, module: &mut Module, ctx: &mut PassContext) -> Result<Changed, PassError> {
-        let recursive = recursive_functions(module);
         let mut inlined = 0;
-        while inlined < MAX_INLINES {
-            let Some((call, callee)) = next_call(module, &recursive) else {
-                break;
-            };
-            if !ctx.try_rewrite("inline", module, call) {
-                break;
-            }
-            inline_call(module, call, callee);
-            inlined += 1;
+        if may_inline(module) {
+            inlined = inline_calls(module, ctx);
         }
         let dropped = drop_unreferenced_private(module);
         Ok(Changed::from_bool(inlined > 0 || dropped > 0))
     }
+}
+
+/// Whether a call can be inlined at all: its callee must have a body and differ from
+/// the function holding the call (a self-call is recursive), so a module with fewer than
+/// two functions with bodies has nothing to inline (and needs no walk to find out).
+fn may_inline(m: &Module) -> bool {
+    m.funcs
+        .iter()
+        .filter(|f| !m.is_declaration(f))
+        .nth(1)
+        .is_some()
+}
+
+/// Inlines the inlinable calls one at a time, in module order; returns how many.
+fn inline_calls(module: &mut Module, ctx: &mut PassContext) -> usize {
+    let recursive = recursive_functions(module);
+    let mut inlined = 0;
+    while inlined < MAX_INLINES {
+        let Some((call, callee)) = next_call(module, &recursive) else {
+            break;
+        };
+        if !ctx.try_rewrite("inline", module, call) {
+            break;
+        }
+        inline_call(module, call, callee);
+        inlined += 1;
+    }
+    inlined
 }
 
 /// The callee name of a `func.call`.
@@ -158,7 +178,12 @@ fn collect_symbols(a: &Attr, out: &mut FxHashSet<String>) {
 /// Removes private functions no remaining function refers to; returns how many.
 fn drop_unreferenced_private(m: &mut Module) -> usize {
     let mut dropped = 0;
-    loop {
+    // Only private functions are ever dropped: without one, no symbol needs collecting.
+    while m
+        .funcs
+        .iter()
+        .any(|f| f.visibility.as_deref() == Some("private"))
+    {
         let mut referenced = FxHashSet::default();
         for f in &m.funcs {
             m.walk_region(f.body, &mut |op| {
@@ -178,8 +203,9 @@ fn drop_unreferenced_private(m: &mut Module) -> usize {
             .retain(|f| f.visibility.as_deref() != Some("private") || referenced.contains(&f.name));
         let removed = before - m.funcs.len();
         if removed == 0 {
-            return dropped;
+            break;
         }
         dropped += removed;
     }
+    dropped
 }

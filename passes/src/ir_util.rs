@@ -447,7 +447,7 @@ fn empty_attrs(n: usize) -> Vec<NamedAttrs> {
 pub fn make_composite(
     m: &mut Module,
     name: &str,
-    callee: &str,
+    callee: impl Into<String>,
     attributes: NamedAttrs,
     operands: Vec<ValueId>,
     result_types: &[TypeId],

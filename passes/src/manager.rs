@@ -263,12 +263,13 @@ fn check_against_full_run(
 fn count_live_ops(m: &Module) -> usize {
     fn region(m: &Module, r: neuronc_ir::RegionId) -> usize {
         let ops = &m.region(r).ops;
-        ops.len()
-            + ops
-                .iter()
-                .flat_map(|&op| &m.op(op).regions)
-                .map(|&sub| region(m, sub))
-                .sum::<usize>()
+        let mut n = ops.len();
+        for &op in ops {
+            for &sub in &m.op(op).regions {
+                n += region(m, sub);
+            }
+        }
+        n
     }
     m.funcs.iter().map(|f| region(m, f.body)).sum()
 }

@@ -569,6 +569,15 @@ fn narrow_constant_attr(m: &mut Module, op: OpId) -> Option<Attr> {
     };
     let data = match &e.data {
         DenseData::Splat(_) => DenseData::Splat(Box::new(enc(0)?)),
+        // The usual case, read straight from the bytes (index tables can be large).
+        DenseData::Full(b) if e.elem == I64 => {
+            let mut bytes = Vec::with_capacity(e.len as usize * 4);
+            for c in b.chunks_exact(8).take(e.len as usize) {
+                let v = i64::from_le_bytes(c.try_into().ok()?);
+                bytes.extend_from_slice(&i32::try_from(v).ok()?.to_le_bytes());
+            }
+            DenseData::Full(Arc::from(bytes))
+        }
         DenseData::Full(_) => {
             let mut bytes = Vec::with_capacity(e.len as usize * 4);
             for i in 0..e.len {

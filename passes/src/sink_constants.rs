@@ -16,8 +16,8 @@ use crate::context::{Changed, PassContext};
 use crate::error::PassError;
 use crate::ir_util::{clone_op, def_op, ValueMap};
 use crate::pass::Pass;
-use neuronc_ir::{Module, OpKind, RegionId, ValueId};
-use rustc_hash::{FxHashMap, FxHashSet};
+use neuronc_ir::{Module, OpId, OpKind, RegionId, ValueId};
+use rustc_hash::FxHashMap;
 
 /// The `sink-constants` pass.
 pub struct SinkConstants;
@@ -27,11 +27,17 @@ impl Pass for SinkConstants {
         "sink-constants"
     }
     fn run(&self, module: &mut Module, ctx: &mut PassContext) -> Result<Changed, PassError> {
-        let bodies: Vec<RegionId> = module.funcs.iter().map(|f| f.body).collect();
         let mut sunk = 0;
-        for body in bodies {
-            for op in module.region(body).ops.clone() {
-                for r in module.op(op).regions.clone() {
+        for fi in 0..module.funcs.len() {
+            let body = &module.region(module.funcs[fi].body).ops;
+            let owners: Vec<OpId> = body
+                .iter()
+                .copied()
+                .filter(|&op| !module.op(op).regions.is_empty())
+                .collect();
+            for op in owners {
+                for j in 0..module.op(op).regions.len() {
+                    let r = module.op(op).regions[j];
                     sunk += sink_into(module, r, ctx);
                 }
             }
@@ -44,15 +50,16 @@ impl Pass for SinkConstants {
 /// regions. Returns the number of copies made.
 fn sink_into(m: &mut Module, region: RegionId, ctx: &mut PassContext) -> usize {
     let ops = m.region(region).ops.clone();
-    let mut defined: FxHashSet<ValueId> = m.region(region).args.iter().copied().collect();
-    for &op in &ops {
-        defined.extend(m.op(op).results.iter().copied());
-    }
+    // A constant is captured when its op lies outside `region` (an op of the region can
+    // only read values of the region or of enclosing ones).
     let mut captured: Vec<ValueId> = Vec::new();
     for &op in &ops {
         for &v in &m.op(op).operands {
-            let constant = def_op(m, v).is_some_and(|d| m.op(d).kind == OpKind::Constant);
-            if constant && !defined.contains(&v) && !captured.contains(&v) {
+            let outer_constant = def_op(m, v).is_some_and(|d| {
+                let d = m.op(d);
+                d.kind == OpKind::Constant && d.parent != Some(region)
+            });
+            if outer_constant && !captured.contains(&v) {
                 captured.push(v);
             }
         }

@@ -92,3 +92,33 @@ func.func @main(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
     let y = run_function(&m, "main", vec![x], &RunOptions::default()).unwrap();
     assert_eq!(y[0].as_f32().unwrap(), [1.5, 0.0, 4.0, 11.0]);
 }
+
+#[test]
+fn results_read_by_another_batch_norm_by_hand() {
+    // x = [[1, 3], [5, 7]], features along dim 1: feature 0 holds {1, 5} (mean 3,
+    // variance 4), feature 1 holds {3, 7} (mean 5, variance 4). Scale 1, offset 0,
+    // eps 0: y = (x - mean) / 2 = [[-1, -1], [1, 1]], for the training op and for the
+    // inference op that reads its mean and variance (whose expansion must read the
+    // replacements of those results).
+    let src = r#"
+func.func @main(%x: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2xf32>) {
+  %s = stablehlo.constant dense<1.000000e+00> : tensor<2xf32>
+  %o = stablehlo.constant dense<0.000000e+00> : tensor<2xf32>
+  %y, %mean, %var = "stablehlo.batch_norm_training"(%x, %s, %o) {epsilon = 0.000000e+00 : f32, feature_index = 1 : i64} : (tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>)
+  %z = "stablehlo.batch_norm_inference"(%x, %s, %o, %mean, %var) {epsilon = 0.000000e+00 : f32, feature_index = 1 : i64} : (tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  %sum = stablehlo.add %y, %z : tensor<2x2xf32>
+  return %sum, %mean : tensor<2x2xf32>, tensor<2xf32>
+}"#;
+    let mut m = parse_module(src).unwrap();
+    run_pipeline(
+        &mut m,
+        &Pipeline::parse("decompose-batch-norm").unwrap(),
+        &mut PassContext::new(),
+    )
+    .unwrap();
+    verify_module(&m).unwrap();
+    let x = Tensor::from_f32(&[2, 2], &[1.0, 3.0, 5.0, 7.0]).unwrap();
+    let out = run_function(&m, "main", vec![x], &RunOptions::default()).unwrap();
+    assert_eq!(out[0].as_f32().unwrap(), [-2.0, -2.0, 2.0, 2.0]);
+    assert_eq!(out[1].as_f32().unwrap(), [3.0, 5.0]);
+}

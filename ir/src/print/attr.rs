@@ -334,6 +334,12 @@ pub(crate) fn write_elem_type(out: &mut String, t: ElemType) {
             out.push_str("ui");
             push_num(out, b);
         }
+        // Fixed names, without the `fmt` machinery (`1.0 : f32` is common).
+        ElemType::I1 => out.push_str("i1"),
+        ElemType::F16 => out.push_str("f16"),
+        ElemType::BF16 => out.push_str("bf16"),
+        ElemType::F32 => out.push_str("f32"),
+        ElemType::F64 => out.push_str("f64"),
         _ => {
             let _ = write!(out, "{t}");
         }

@@ -389,25 +389,33 @@ impl<'m> Printer<'m> {
     /// Writes the name of `v` (`%arg3`, `%12`, `%12#1`): the printer's most frequent
     /// output, so integers go through `itoa` rather than `fmt`.
     pub(crate) fn value(&mut self, v: ValueId) {
-        let mut num = itoa::Buffer::new();
         match self.names.get(v.index()).copied().unwrap_or_default() {
             Name::Arg(n) => {
                 self.out.push_str("%arg");
-                self.out.push_str(num.format(n));
+                attr::push_num(&mut self.out, n);
             }
             Name::Val(n) => {
                 self.out.push('%');
-                self.out.push_str(num.format(n));
+                attr::push_num(&mut self.out, n);
             }
+            name => self.rare_value(v, name),
+        }
+    }
+
+    /// [`Printer::value`] of a result of a multi-result op or an unnamed value (out of
+    /// line: the common names keep the frequent path short).
+    #[inline(never)]
+    fn rare_value(&mut self, v: ValueId, name: Name) {
+        self.out.push('%');
+        match name {
             Name::Multi(n, i) => {
-                self.out.push('%');
-                self.out.push_str(num.format(n));
+                attr::push_num(&mut self.out, n);
                 self.out.push('#');
-                self.out.push_str(num.format(i));
+                attr::push_num(&mut self.out, i);
             }
-            Name::Unnamed => {
-                self.out.push_str("%unnamed");
-                self.out.push_str(num.format(v.0));
+            _ => {
+                self.out.push_str("unnamed");
+                attr::push_num(&mut self.out, v.0);
             }
         }
     }
@@ -427,16 +435,25 @@ impl<'m> Printer<'m> {
 
     /// Writes type `t` (its text is built once per type id).
     pub(crate) fn ty(&mut self, t: TypeId) {
+        match self.type_text.get(t.0 as usize) {
+            Some(Some(text)) => self.out.push_str(text),
+            _ => self.first_ty(t),
+        }
+    }
+
+    /// [`Printer::ty`] of a type not printed before: builds and keeps its text. Out of
+    /// line, so that the frequent path stays a lookup and a copy.
+    #[cold]
+    #[inline(never)]
+    fn first_ty(&mut self, t: TypeId) {
         let i = t.0 as usize;
         if i >= self.type_text.len() {
             self.type_text.resize(i + 1, None);
         }
-        let text = self.type_text[i].get_or_insert_with(|| {
-            let mut s = String::new();
-            self.m.types.write(t, &mut s);
-            s.into_boxed_str()
-        });
-        self.out.push_str(text);
+        let mut s = String::new();
+        self.m.types.write(t, &mut s);
+        self.out.push_str(&s);
+        self.type_text[i] = Some(s.into_boxed_str());
     }
 
     /// `t1, t2` of the given values.

@@ -30,8 +30,9 @@ impl<'m> Printer<'m> {
         };
         self.out.push_str(name);
         let mut rest = Rest::new(&o.attrs);
+        let form = syntax(kind);
         let ok =
-            match syntax(kind) {
+            match form {
                 Syntax::Generic => false,
                 Syntax::Simple(kws, ty) => self.pp_simple(op, kws, ty, &mut rest),
                 Syntax::Constant | Syntax::ChloConstant => self.pp_constant(op, &mut rest),
@@ -153,7 +154,7 @@ impl<'m> Printer<'m> {
                     })
                 }
             };
-        ok && (matches!(syntax(kind), Syntax::While | Syntax::Reduce) || o.regions.is_empty())
+        ok && (matches!(form, Syntax::While | Syntax::Reduce) || o.regions.is_empty())
     }
 
     /// ` %a, %b` (nothing for no operands).

@@ -37,12 +37,13 @@ const NEAR: u8 = 2;
 /// `reshape` chain below one.
 const CHAIN: u8 = 4;
 
-/// The live ops whose readable ops (see the module docs) include an edited one, in
-/// increasing id order.
+/// The live ops whose readable ops (see the module docs) include an edited one, each
+/// once: the edited ones first, then the others in walk order.
 pub fn ops_near_edits(m: &Module, dirty: &Dirty) -> Vec<OpId> {
     let mut walk = Walk {
         m,
         flags: vec![0u8; m.values.len()],
+        listed: vec![false; m.ops.len()],
         near: Vec::new(),
     };
     for op in dirty.ops(m.ops.len()) {
@@ -52,7 +53,7 @@ pub fn ops_near_edits(m: &Module, dirty: &Dirty) -> Vec<OpId> {
             for r in &o.results {
                 walk.flags[r.index()] = EDITED | NEAR | CHAIN;
             }
-            walk.near.push(op);
+            walk.list(op);
         }
     }
     if !walk.near.is_empty() {
@@ -60,8 +61,6 @@ pub fn ops_near_edits(m: &Module, dirty: &Dirty) -> Vec<OpId> {
             walk.region(f.body);
         }
     }
-    walk.near.sort_unstable();
-    walk.near.dedup();
     walk.near
 }
 
@@ -70,10 +69,19 @@ struct Walk<'a> {
     /// Flags of values, by value index. A value is always defined before its uses in
     /// walk order (the verifier's dominance rule), so operands are flagged when read.
     flags: Vec<u8>,
+    /// Whether an op is in `near` already, by op index (the dirty ops repeat, and an
+    /// edited op may read an edited one).
+    listed: Vec<bool>,
     near: Vec<OpId>,
 }
 
 impl Walk<'_> {
+    fn list(&mut self, op: OpId) {
+        if !std::mem::replace(&mut self.listed[op.index()], true) {
+            self.near.push(op);
+        }
+    }
+
     /// Flags the ops of `region` and of the regions nested in them, in pre-order: an op
     /// reading a flagged value is near an edit.
     fn region(&mut self, region: RegionId) {
@@ -85,7 +93,7 @@ impl Walk<'_> {
                 .iter()
                 .fold(0u8, |acc, v| acc | self.flags[v.index()]);
             if above != 0 {
-                self.near.push(op);
+                self.list(op);
                 let mut f = 0;
                 if above & EDITED != 0 {
                     f |= NEAR;

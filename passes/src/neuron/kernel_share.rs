@@ -12,20 +12,24 @@
 //! member, a return of the outputs), so a kernel calling the function of the first kernel
 //! equal to it changes nothing but the work done.
 //!
-//! The comparison only reads the module, before outlining mutates it (moving an op into
-//! a kernel body rewrites its operands), so it runs on two threads: structural hashes
-//! group candidates, full comparisons confirm them. The first earlier kernel equal to a
-//! kernel is never itself shared (a kernel equal to it would be equal to this one and
-//! come first), so each kernel's answer is independent of the others' and of the threads.
+//! Candidates are grouped by a cheap key (counts of inputs, members and outputs, kinds of
+//! the first and last member), and each is compared, in order, only with the earlier
+//! candidates of its group that build a function of their own ("heads"): the first
+//! earlier kernel equal to a kernel is always a head (were it equal to an earlier one,
+//! that one would be equal to this kernel and come first), so this finds the same
+//! function as comparing with every earlier kernel, and a kernel calling an existing
+//! function costs one comparison that succeeds. Comparisons that fail mostly fail at the
+//! first members.
 //!
 //! Invariants: a kernel reading a value that is neither an input nor made by a member is
-//! never shared and never shared with (it is built as before); the answer for kernel `i`
-//! is an earlier kernel `j < i` whose own answer is "build".
+//! never shared and never shared with (the comparison maps only inputs and member
+//! results, so such a read never matches); a kernel's inputs are distinct values (as the
+//! plan makes them), so the comparison is an equivalence; the answer for kernel `i` is an earlier
+//! kernel `j < i` whose own answer is "build". The comparison only reads the module.
 
-use crate::dedupe_functions::{hash_op, same_op, Slots};
+use crate::dedupe_functions::{same_op, Slots};
 use neuronc_ir::{Module, OpId, ValueId};
-use rustc_hash::{FxHashMap, FxHasher};
-use std::hash::{Hash, Hasher};
+use rustc_hash::FxHashMap;
 
 /// A kernel about to be outlined: its inputs (the function's arguments, in order), its
 /// members (the body's ops, in order) and its outputs (what the body returns).
@@ -35,93 +39,40 @@ pub(super) struct Candidate<'a> {
     pub outputs: &'a [ValueId],
 }
 
-/// Candidates with fewer member ops than this in all are compared on one thread: below
-/// it a helper thread costs more than it saves (see `PARALLEL_MIN_OPS` in
-/// [`super`]). The BERT-base training step has about 8,600, BERT-large about 16,900.
-const PARALLEL_MIN_MEMBERS: usize = 12288;
-
 /// For each candidate, the earlier candidate (by index) whose function it calls, or `None`
 /// when it gets a function of its own.
 pub(super) fn share_plan(m: &Module, candidates: &[Candidate<'_>]) -> Vec<Option<usize>> {
-    let n = candidates.len();
-    // Work is about proportional to member ops: the candidates before `split` hold about
-    // half of them (all candidates when there are too few to be worth a second thread).
-    let total: usize = candidates.iter().map(|c| c.members.len()).sum();
-    let split = if total >= PARALLEL_MIN_MEMBERS {
-        let mut acc = 0;
-        candidates
+    let mut slots = Slots::new(m.values.len());
+    // Key -> the heads with that key, ascending.
+    let mut heads: FxHashMap<Key, Vec<usize>> = FxHashMap::default();
+    let mut shares = Vec::with_capacity(candidates.len());
+    for (i, c) in candidates.iter().enumerate() {
+        let group = heads.entry(key(m, c)).or_default();
+        let first = group
             .iter()
-            .position(|c| {
-                acc += c.members.len();
-                2 * acc >= total
-            })
-            .map_or(n, |i| i + 1)
-    } else {
-        n
-    };
-    share_plan_split(m, candidates, split)
-}
-
-/// [`share_plan`] with candidates `split..` examined on a helper thread.
-fn share_plan_split(m: &Module, candidates: &[Candidate<'_>], split: usize) -> Vec<Option<usize>> {
-    let n = candidates.len();
-    let hashes = each(m, n, split, |slots, i| hash(m, slots, &candidates[i]));
-    // Hash -> the candidates with that hash, ascending.
-    let mut classes: FxHashMap<u64, Vec<usize>> = FxHashMap::default();
-    for (i, h) in hashes.iter().enumerate() {
-        if let Some(h) = h {
-            classes.entry(*h).or_default().push(i);
-        }
-    }
-    each(m, n, split, |slots, i| {
-        let class = classes.get(&hashes[i]?)?;
-        let c = &candidates[i];
-        class
-            .iter()
-            .take_while(|&&j| j < i)
             .copied()
-            .find(|&j| same_kernel(m, slots, &candidates[j], c))
-    })
+            .find(|&j| same_kernel(m, &mut slots, &candidates[j], c));
+        if first.is_none() {
+            group.push(i);
+        }
+        shares.push(first);
+    }
+    shares
 }
 
-/// `f` of every index `0..n`, in order: indices `0..split` on this thread, the rest (if
-/// any) on a helper thread, each with its own [`Slots`].
-fn each<T: Send>(
-    m: &Module,
-    n: usize,
-    split: usize,
-    f: impl Fn(&mut Slots, usize) -> Option<T> + Sync,
-) -> Vec<Option<T>> {
-    let run = |range: std::ops::Range<usize>| -> Vec<Option<T>> {
-        let mut slots = Slots::new(m.values.len());
-        range.map(|i| f(&mut slots, i)).collect()
-    };
-    if split >= n {
-        return run(0..n);
-    }
-    let (mut left, right) = neuronc_ir::par::join(|| run(0..split), || run(split..n));
-    left.extend(right);
-    left
-}
+/// Counts of inputs, members and outputs, and the kinds of the first and last members:
+/// equal for kernels that build equal functions.
+type Key = (u32, u32, u32, u32, u32);
 
-/// The structural hash of `c` (the same for every kernel with an equal body), or `None`
-/// when `c` reads a value that is neither an input nor a member's result.
-fn hash(m: &Module, slots: &mut Slots, c: &Candidate<'_>) -> Option<u64> {
-    slots.start();
-    let mut h = FxHasher::default();
-    c.inputs.len().hash(&mut h);
-    for &v in c.inputs {
-        m.value_type(v).0.hash(&mut h);
-        slots.number(v);
-    }
-    c.members.len().hash(&mut h);
-    for &op in c.members {
-        hash_op(m, op, slots, &mut h)?;
-    }
-    for &v in c.outputs {
-        slots.get(v)?.hash(&mut h);
-    }
-    Some(h.finish())
+fn key(m: &Module, c: &Candidate<'_>) -> Key {
+    let kind = |o: Option<&OpId>| o.map_or(u32::MAX, |&o| m.op(o).kind as u32);
+    (
+        c.inputs.len() as u32,
+        c.members.len() as u32,
+        c.outputs.len() as u32,
+        kind(c.members.first()),
+        kind(c.members.last()),
+    )
 }
 
 /// Whether candidate `b` builds the same function as candidate `a`: `slots` maps `b`'s
@@ -143,16 +94,43 @@ fn same_kernel(m: &Module, slots: &mut Slots, a: &Candidate<'_>, b: &Candidate<'
     a.members
         .iter()
         .zip(b.members)
-        .all(|(&x, &y)| same_op(m, x, y, slots))
+        .all(|(&x, &y)| same_member(m, x, y, slots))
         && a.outputs
             .iter()
             .zip(b.outputs)
             .all(|(&x, &y)| slots.get(y) == Some(x.0))
 }
 
+/// Whether member `x` of one kernel equals member `y` of another, as [`same_op`] decides
+/// (recording `y`'s results as `x`'s in `slots`): ops without regions, nearly all
+/// members, are compared here, inlined into the member loop; others by [`same_op`].
+#[inline]
+fn same_member(m: &Module, x: OpId, y: OpId, slots: &mut Slots) -> bool {
+    let (ox, oy) = (m.op(x), m.op(y));
+    if !(ox.regions.is_empty() && oy.regions.is_empty()) {
+        return same_op(m, x, y, slots);
+    }
+    let equal = ox.kind == oy.kind
+        && ox.operands.len() == oy.operands.len()
+        && ox.results.len() == oy.results.len()
+        && (ox.operands.iter())
+            .zip(&oy.operands)
+            .all(|(&u, &v)| slots.get(v) == Some(u.0))
+        && (ox.results.iter())
+            .zip(&oy.results)
+            .all(|(&u, &v)| m.value_type(u) == m.value_type(v))
+        && ox.attrs == oy.attrs;
+    if equal {
+        for (&u, &v) in ox.results.iter().zip(&oy.results) {
+            slots.set(v, u.0);
+        }
+    }
+    equal
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{share_plan, share_plan_split, Candidate};
+    use super::{share_plan, Candidate};
     use neuronc_ir::{parse_module, OpId, ValueId};
 
     fn kernel<'a>(
@@ -201,12 +179,11 @@ mod tests {
             kernel(&ab, &ops[2..4], &o3),
             // Equal to kernel 1, whose class kernel 0 heads.
             kernel(&ba, &ops[2..4], &o3),
+            // Equal to kernel 5, the second kernel of its shape (inputs, ops, outputs,
+            // first and last kind) that builds a function.
+            kernel(&ab, &ops[2..4], &o3),
         ];
-        let expected = [None, Some(0), None, None, None, None, Some(0)];
+        let expected = [None, Some(0), None, None, None, None, Some(0), Some(5)];
         assert_eq!(share_plan(&m, &candidates), expected);
-        // Split between two threads at every point, the answer is the same.
-        for split in 0..candidates.len() {
-            assert_eq!(share_plan_split(&m, &candidates, split), expected);
-        }
     }
 }

@@ -56,14 +56,14 @@ pub fn outline_kernels(
     }
     // Members of every chosen kernel in body order (list `c` for `chosen[c]`), and which
     // earlier kernel's function each one calls; both read the module before it changes.
-    let members = chosen_members(&pos, plan, extra, &chosen);
+    let members = Members::new(m, &pos, plan, extra, &chosen);
     let shares = {
         let candidates: Vec<Candidate<'_>> = chosen
             .iter()
             .enumerate()
             .map(|(c, &k)| Candidate {
                 inputs: &plan.fusion.kernels[k].inputs,
-                members: members.of(c as u32),
+                members: members.of(c),
                 outputs: &plan.fusion.kernels[k].outputs,
             })
             .collect();
@@ -74,46 +74,39 @@ pub fn outline_kernels(
     // Owned op -> the composite replacing it (for the kernel's last op) or `DROPPED`.
     let mut replaced: Vec<u32> = vec![NONE; m.ops.len()];
     let mut map = DenseValueMap::new(m.values.len());
-    let mut copies = CopyCount::new(m, plan, extra, outlined);
     // Per chosen kernel: the function it calls (index into `m.funcs`).
     let mut callee_of: Vec<usize> = Vec::with_capacity(chosen.len());
-    // Scratch reused by every kernel: which members are moved rather than copied.
-    let mut moved = Vec::new();
+    // Scratch: the result types of a kernel.
+    let mut types = Vec::new();
     for (c, &k) in chosen.iter().enumerate() {
         let kernel = &plan.fusion.kernels[k];
         let extra = extra.get(k).map_or(&[][..], Vec::as_slice);
-        let members = members.of(c as u32);
-        moved.clear();
-        moved.extend(members.iter().map(|&o| copies.take_last(o)));
+        let list = members.of(c);
         let parts = kernel
             .outputs
             .iter()
             .map(|&v| plan.layout.of(v).map_or(-1, i64::from))
             .collect();
+        types.clear();
+        types.extend(kernel.outputs.iter().map(|&v| m.value_type(v)));
         let call = match shares[c] {
             Some(first) => {
                 // The body exists already: what would have moved into it is dropped.
-                for (&o, _) in members.iter().zip(&moved).filter(|(_, &last)| last) {
+                for &o in list.iter().filter(|&&o| members.moves(o, c)) {
                     m.op_mut(o).parent = None;
                 }
                 let fi = callee_of[first];
                 callee_of.push(fi);
                 let callee = m.funcs[fi].name.clone();
-                let types: Vec<_> = kernel.outputs.iter().map(|&v| m.value_type(v)).collect();
-                kernel_call(m, &callee, k, kernel.inputs.clone(), &types, parts)
+                kernel_call(m, callee, k, kernel.inputs.clone(), &types, parts)
             }
             None => {
                 map.clear();
-                let (kbody, result_types) = build_kernel_body(
-                    m,
-                    (members, &moved),
-                    &kernel.inputs,
-                    &kernel.outputs,
-                    &mut map,
-                );
+                let kbody =
+                    build_kernel_body(m, (&members, c), &kernel.inputs, &kernel.outputs, &mut map);
                 let callee = kernel_name(&fname, k);
-                let call = kernel_call(m, &callee, k, kernel.inputs.clone(), &result_types, parts);
-                add_private_func(m, callee, kbody, result_types);
+                let call = kernel_call(m, callee.clone(), k, kernel.inputs.clone(), &types, parts);
+                add_private_func(m, callee, kbody, types.clone());
                 callee_of.push(m.funcs.len() - 1);
                 call
             }
@@ -124,7 +117,7 @@ pub fn outline_kernels(
             .ops
             .iter()
             .max_by_key(|o| pos[o.index()])
-            .unwrap_or(&members[0]);
+            .unwrap_or(&list[0]);
         for &o in kernel.ops.iter().chain(extra) {
             replaced[o.index()] = if o == last { call.0 } else { DROPPED };
         }
@@ -136,26 +129,65 @@ pub fn outline_kernels(
     chosen.len()
 }
 
-/// The members of each of the `chosen` kernels in body order ([`members_in_order`]),
-/// list `c` for kernel `chosen[c]`.
-fn chosen_members(
-    pos: &[u32],
-    plan: &NeuronPlan,
-    extra: &[Vec<OpId>],
-    chosen: &[usize],
-) -> Csr<OpId> {
-    let mut members = Csr::default();
-    for &k in chosen {
-        let kernel = &plan.fusion.kernels[k];
-        let extra = extra.get(k).map_or(&[][..], Vec::as_slice);
-        members_in_order(
-            pos,
-            (&kernel.ops, &kernel.duplicated, extra),
-            members.items_mut(),
-        );
-        members.close();
+/// The members of each of the `chosen` kernels in body order ([`members_in_order`]), list
+/// `c` for kernel `chosen[c]`, and which kernel each member moves into rather than being
+/// copied: the last one made that holds it, when the op itself leaves the body (it is
+/// owned by an outlined kernel, or is an extra op of one). Ops duplicated into several
+/// kernels are copied into all of them but that last one.
+struct Members {
+    lists: Csr<OpId>,
+    /// By op index: the last list holding the op, with [`LEAVES`] set when it leaves
+    /// the body (only meaningful for members).
+    last: Vec<u32>,
+}
+
+/// In [`Members::last`]: the op leaves the body.
+const LEAVES: u32 = 1 << 31;
+
+impl Members {
+    fn new(
+        m: &Module,
+        pos: &[u32],
+        plan: &NeuronPlan,
+        extra: &[Vec<OpId>],
+        chosen: &[usize],
+    ) -> Self {
+        let extra_of = |k: usize| extra.get(k).map_or(&[][..], Vec::as_slice);
+        let size = |&k: &usize| {
+            let kernel = &plan.fusion.kernels[k];
+            kernel.ops.len() + kernel.duplicated.len() + extra_of(k).len()
+        };
+        let mut lists = Csr::with_capacity(chosen.len(), chosen.iter().map(size).sum());
+        let mut last = vec![0u32; m.ops.len()];
+        for (c, &k) in chosen.iter().enumerate() {
+            let kernel = &plan.fusion.kernels[k];
+            let extra = extra_of(k);
+            members_in_order(
+                pos,
+                (&kernel.ops, &kernel.duplicated, extra),
+                lists.items_mut(),
+            );
+            lists.close();
+            for o in kernel.ops.iter().chain(extra) {
+                last[o.index()] = c as u32 | LEAVES;
+            }
+            for o in &kernel.duplicated {
+                last[o.index()] = c as u32 | (last[o.index()] & LEAVES);
+            }
+        }
+        Members { lists, last }
     }
-    members
+
+    /// The members of list `c`.
+    fn of(&self, c: usize) -> &[OpId] {
+        self.lists.of(c as u32)
+    }
+
+    /// Whether member `op` of list `c` moves into that kernel's body (rather than being
+    /// copied).
+    fn moves(&self, op: OpId, c: usize) -> bool {
+        self.last[op.index()] == c as u32 | LEAVES
+    }
 }
 
 /// Rebuilds the op list of `body` in one pass: ops `replaced` by `DROPPED` leave, those
@@ -245,53 +277,6 @@ fn kernel_name(func: &str, k: usize) -> String {
     name
 }
 
-/// Which kernel an op is moved into rather than copied: the last one made that holds it,
-/// when the op itself leaves the body (it is owned by an outlined kernel). Ops duplicated
-/// into several kernels are copied into all of them but that last one.
-struct CopyCount {
-    /// Copies still to be made of each op (by op index).
-    left: Vec<u32>,
-    /// Whether each op leaves the body.
-    leaves: Vec<bool>,
-}
-
-impl CopyCount {
-    fn new(
-        m: &Module,
-        plan: &NeuronPlan,
-        extra: &[Vec<OpId>],
-        outlined: impl Fn(usize) -> bool,
-    ) -> Self {
-        let mut left = vec![0u32; m.ops.len()];
-        let mut leaves = vec![false; m.ops.len()];
-        for (k, kernel) in plan.fusion.kernels.iter().enumerate() {
-            if !outlined(k) {
-                continue;
-            }
-            let extra = extra.get(k).map_or(&[][..], Vec::as_slice);
-            for o in kernel.ops.iter().chain(extra) {
-                leaves[o.index()] = true;
-                left[o.index()] += 1;
-            }
-            for o in &kernel.duplicated {
-                left[o.index()] += 1;
-            }
-        }
-        CopyCount { left, leaves }
-    }
-
-    /// Counts one copy of `op`; true when it is the last and `op` leaves the body.
-    fn take_last(&mut self, op: OpId) -> bool {
-        match self.left.get_mut(op.index()) {
-            Some(n) if *n > 0 => {
-                *n -= 1;
-                *n == 0 && self.leaves[op.index()]
-            }
-            _ => false,
-        }
-    }
-}
-
 /// Moves `op` (detached from the body by the caller's rebuild) into a kernel body: its
 /// operands, and those of the ops nested in its regions, read through `map` (kernel
 /// inputs become arguments, copies made earlier in the kernel replace their originals);
@@ -325,25 +310,26 @@ pub fn outlinable(m: &Module, kernel: &super::fusion::Kernel) -> bool {
 }
 
 /// Builds the decomposition body of one kernel: an argument per input, a copy of every
-/// member (in program order), and a return of the outputs. Members flagged `last` (the last
-/// copy of an op that leaves the body) are moved in instead of copied.
+/// member of list `c` (in program order), and a return of the outputs. Members that
+/// [`Members::moves`] into it are moved in instead of copied.
 fn build_kernel_body(
     m: &mut Module,
-    (members, moved): (&[OpId], &[bool]),
+    (members, c): (&Members, usize),
     inputs: &[ValueId],
     outputs: &[ValueId],
     map: &mut DenseValueMap,
-) -> (RegionId, Vec<neuronc_ir::TypeId>) {
+) -> RegionId {
+    let list = members.of(c);
     let region = m.add_region(None);
     let r = m.region_mut(region);
     r.args.reserve_exact(inputs.len());
-    r.ops.reserve_exact(members.len() + 1);
+    r.ops.reserve_exact(list.len() + 1);
     for &v in inputs {
         let a = m.add_region_arg(region, m.value_type(v));
         map.record(v, a);
     }
-    for (&op, &last) in members.iter().zip(moved) {
-        if last {
+    for &op in list {
+        if members.moves(op, c) {
             move_op(m, op, map);
             m.append_op(region, op);
         } else {
@@ -352,17 +338,16 @@ fn build_kernel_body(
         }
     }
     let rets: Vec<ValueId> = outputs.iter().map(|&v| map.lookup(v)).collect();
-    let types = outputs.iter().map(|&v| m.value_type(v)).collect();
     let ret = m.create_op(OpKind::FuncReturn, rets, &[], NamedAttrs::new());
     m.append_op(region, ret);
-    (region, types)
+    region
 }
 
 /// The `neuronc.kernel` composite calling `callee`: kernel number `k` and the partition
 /// dimension of each result.
 fn kernel_call(
     m: &mut Module,
-    callee: &str,
+    callee: String,
     k: usize,
     inputs: Vec<ValueId>,
     types: &[neuronc_ir::TypeId],
@@ -378,41 +363,89 @@ fn kernel_call(
 }
 
 /// Stable topological order of `ops` (program order wherever dependencies allow): among
-/// the ops whose producers are all placed, the earliest in `ops` goes next.
-fn topo_sort(m: &Module, ops: Vec<OpId>) -> Vec<OpId> {
-    let n = ops.len();
+/// the ops whose producers are all placed, the earliest in `ops` goes next. The ops before
+/// the first one that reads a later op's result keep their places (each is the earliest
+/// ready op in its turn), so only the ops from there on are sorted.
+fn topo_sort(m: &Module, mut ops: Vec<OpId>) -> Vec<OpId> {
     let mut index = vec![NONE; m.ops.len()];
     for (i, &o) in ops.iter().enumerate() {
         index[o.index()] = i as u32;
     }
-    // Distinct producers of each op (operands, and values its nested regions capture).
+    let mut captured = Vec::new();
+    let first = (0..ops.len()).find(|&i| {
+        let mut late = false;
+        each_producer(m, ops[i], &index, &mut captured, |p| late |= p as usize > i);
+        late
+    });
+    if let Some(first) = first {
+        let tail = sort_tail(m, &ops[first..], (&index, first), &mut captured);
+        ops.truncate(first);
+        ops.extend(tail);
+    }
+    ops
+}
+
+/// Calls `f` with the position (`index`) of the producer of every operand of `op` and of
+/// every value its nested regions capture, when that producer is one of the sorted ops.
+fn each_producer(
+    m: &Module,
+    op: OpId,
+    index: &[u32],
+    captured: &mut Vec<ValueId>,
+    mut f: impl FnMut(u32),
+) {
+    captured.clear();
+    for &r in &m.op(op).regions {
+        m.walk_region(r, &mut |inner| {
+            captured.extend(m.op(inner).operands.iter().copied())
+        });
+    }
+    for &v in m.op(op).operands.iter().chain(captured.iter()) {
+        if let ValueDef::Result(d, _) = m.value(v).def {
+            let p = index.get(d.index()).copied().unwrap_or(NONE);
+            if p != NONE {
+                f(p);
+            }
+        }
+    }
+}
+
+/// [`topo_sort`] of `ops`, the sorted ops from position `base` on (`index` holds the
+/// positions of all of them; producers before `base` are placed already).
+fn sort_tail(
+    m: &Module,
+    ops: &[OpId],
+    (index, base): (&[u32], usize),
+    captured: &mut Vec<ValueId>,
+) -> Vec<OpId> {
+    let n = ops.len();
+    // Distinct producers of each op among `ops`: `deps[dep_start[i]..dep_start[i + 1]]`.
     let mut dep_start = Vec::with_capacity(n + 1);
     let mut deps: Vec<u32> = Vec::new();
     let mut last_user = vec![NONE; n];
-    let mut captured = Vec::new();
     dep_start.push(0u32);
     for (i, &o) in ops.iter().enumerate() {
-        captured.clear();
-        for &r in &m.op(o).regions {
-            m.walk_region(r, &mut |inner| {
-                captured.extend(m.op(inner).operands.iter().copied())
-            });
-        }
-        for &v in m.op(o).operands.iter().chain(&captured) {
-            let ValueDef::Result(d, _) = m.value(v).def else {
-                continue;
+        each_producer(m, o, index, captured, |p| {
+            let Some(p) = (p as usize).checked_sub(base) else {
+                return;
             };
-            let p = index.get(d.index()).copied().unwrap_or(NONE);
-            if p != NONE && p as usize != i && last_user[p as usize] != i as u32 {
-                last_user[p as usize] = i as u32;
-                deps.push(p);
+            if p != i && last_user[p] != i as u32 {
+                last_user[p] = i as u32;
+                deps.push(p as u32);
             }
-        }
+        });
         dep_start.push(deps.len() as u32);
     }
+    heap_order(ops, &dep_start, &deps)
+}
+
+/// The stable order of `ops` given the producers of each (`deps`, list `i` from
+/// `dep_start[i]`): repeatedly the earliest op whose producers are all placed.
+fn heap_order(ops: &[OpId], dep_start: &[u32], deps: &[u32]) -> Vec<OpId> {
+    let n = ops.len();
     // Users of each op, by counting sort of the dependency edges.
     let mut user_start = vec![0u32; n + 1];
-    for &p in &deps {
+    for &p in deps {
         user_start[p as usize + 1] += 1;
     }
     for i in 0..n {
@@ -442,14 +475,45 @@ fn topo_sort(m: &Module, ops: Vec<OpId>) -> Vec<OpId> {
         }
     }
     if out.len() != n {
-        return ops; // a cycle cannot happen for a valid plan; keep the input order
+        return ops.to_vec(); // a cycle cannot happen for a valid plan; keep the input order
     }
     out
 }
 
 #[cfg(test)]
 mod tests {
-    use super::kernel_name;
+    use super::{kernel_name, topo_sort};
+    use neuronc_ir::parse_module;
+
+    /// The stable topological order, derived by hand: at each step the earliest op (in
+    /// the given order) whose producers are all placed.
+    #[test]
+    fn topo_sort_places_the_earliest_ready_op_first() {
+        let m = parse_module(
+            "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+               %0 = stablehlo.exponential %a : tensor<4xf32>
+               %1 = stablehlo.negate %a : tensor<4xf32>
+               %2 = stablehlo.add %0, %1 : tensor<4xf32>
+               %3 = stablehlo.abs %a : tensor<4xf32>
+               %4 = stablehlo.multiply %2, %3 : tensor<4xf32>
+               %5 = stablehlo.sqrt %a : tensor<4xf32>
+               return %4 : tensor<4xf32>
+             }",
+        )
+        .unwrap();
+        let op = m.region(m.funcs[0].body).ops.clone();
+        // Already in order: unchanged.
+        assert_eq!(topo_sort(&m, op[..6].to_vec()), op[..6]);
+        // %2 (third) reads %1 (fifth): %0 and %3 stay, then %5 and %1 are ready before
+        // %2, and %4 waits for %2.
+        let given = vec![op[0], op[3], op[2], op[5], op[1], op[4]];
+        let expected = vec![op[0], op[3], op[5], op[1], op[2], op[4]];
+        assert_eq!(topo_sort(&m, given), expected);
+        // The first op already reads a later one: all of it is sorted.
+        let given = vec![op[4], op[2], op[0], op[1], op[3], op[5]];
+        let expected = vec![op[0], op[1], op[2], op[3], op[4], op[5]];
+        assert_eq!(topo_sort(&m, given), expected);
+    }
 
     #[test]
     fn kernel_names_spell_the_number_in_decimal() {

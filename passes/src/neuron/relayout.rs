@@ -104,7 +104,7 @@ pub fn materialize_relayouts(
         g.uses.sort_by_key(|(c, _)| plan.graph.pos.get(c).copied());
         let ty = m.value_type(g.value);
         let callee = identity_func(m, &mut identity, &fname, ty);
-        let op = make_relayout(m, &g, &callee);
+        let op = make_relayout(m, &g, callee);
         let r = m.op(op).results[0];
         for &(c, i) in &g.uses {
             m.op_mut(c).operands[i] = r;
@@ -164,7 +164,7 @@ fn identity_func(
     name
 }
 
-fn make_relayout(m: &mut Module, g: &Group, callee: &str) -> OpId {
+fn make_relayout(m: &mut Module, g: &Group, callee: String) -> OpId {
     let int = |v: i64| Attr::Int(v, ElemType::Int(64));
     // Set in name order, so that each lands at the end of the sorted list.
     let mut comp = NamedAttrs::with_capacity(3);
