@@ -57,6 +57,8 @@ mod sort;
 pub mod step;
 mod strided;
 pub mod tensor;
+mod xla_divide;
+mod xla_logistic;
 mod xla_simplify;
 
 pub use compare::{compare, Mismatch};

@@ -1,6 +1,7 @@
 //! Rewrites of XLA:CPU's algebraic simplifier that change results, as a module rewrite for the
-//! `xla` float semantics: [`xla_simplify`] (`multiply(convert(pred), x) -> select(pred, x, 0)`
-//! and `log(exp(x)) -> x`).
+//! `xla` float semantics: [`xla_simplify`] (`multiply(convert(pred), x) -> select(pred, x, 0)`,
+//! `log(exp(x)) -> x` and, through [`crate::xla_divide`] and [`crate::xla_logistic`],
+//! `x / constant -> x * (1 / constant)` and f16 `logistic(x) -> 1 / (1 + exp(-x))`).
 //!
 //! # What XLA:CPU computes
 //! XLA's algebraic simplifier replaces a `multiply` one of whose operands is a `convert`
@@ -50,12 +51,16 @@ struct Site {
 
 /// `module` with every `multiply(convert(pred), x)` (either order, also through a
 /// `broadcast_in_dim` of the convert) of an f16/f32/f64 result replaced by
-/// `select(pred, x, 0)` and every f16/f32/f64 `log(exp(x))` by `x`, as XLA:CPU computes
+/// `select(pred, x, 0)`, every f16/f32/f64 `log(exp(x))` by `x` and every f16/f32/f64
+/// divide by a (broadcast) constant by a multiply with its reciprocal and every f16
+/// `logistic(x)` by `1 / (1 + exp(-x))` in f16 ops, as XLA:CPU computes
 /// them; borrowed when there is none.
 pub fn xla_simplify(module: &Module) -> Cow<'_, Module> {
     let sites = find_sites(module);
     let logs = find_log_exp(module);
-    if sites.is_empty() && logs.is_empty() {
+    let recips = crate::xla_divide::find_recip_sites(module);
+    let logistics = crate::xla_logistic::find_f16_logistics(module);
+    if sites.is_empty() && logs.is_empty() && recips.is_empty() && logistics.is_empty() {
         return Cow::Borrowed(module);
     }
     let mut m = module.clone();
@@ -71,6 +76,16 @@ pub fn xla_simplify(module: &Module) -> Cow<'_, Module> {
         before.insert(site.op, rewrite(&mut m, site));
         regions.extend(m.op(site.op).parent);
     }
+    for site in &recips {
+        let new_ops = crate::xla_divide::rewrite_recip(&mut m, site);
+        before.insert(site.op(), new_ops);
+        regions.extend(m.op(site.op()).parent);
+    }
+    for &id in &logistics {
+        let new_ops = crate::xla_logistic::expand_logistic(&mut m, id);
+        before.insert(id, new_ops);
+        regions.extend(m.op(id).parent);
+    }
     regions.sort();
     regions.dedup();
     for r in regions {
@@ -81,7 +96,7 @@ pub fn xla_simplify(module: &Module) -> Cow<'_, Module> {
 
 /// Whether `op` has one result, of element type f16, f32 or f64 (types XLA:CPU does not
 /// normalize to f32 before simplifying).
-fn wide_float_result(m: &Module, op: OpId) -> bool {
+pub(crate) fn wide_float_result(m: &Module, op: OpId) -> bool {
     let op = m.op(op);
     op.results.len() == 1
         && m.tensor_type(op.results[0])
@@ -130,7 +145,7 @@ fn find_sites(m: &Module) -> Vec<Site> {
 }
 
 /// The op defining `v`, when `v` is an op's only result.
-fn single_def(m: &Module, v: ValueId) -> Option<OpId> {
+pub(crate) fn single_def(m: &Module, v: ValueId) -> Option<OpId> {
     match m.value(v).def {
         ValueDef::Result(op, 0) if m.op(op).results.len() == 1 => Some(op),
         _ => None,

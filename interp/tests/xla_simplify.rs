@@ -1,8 +1,10 @@
-//! XLA:CPU's algebraic simplifier changes two results the spec defines otherwise, and
+//! XLA:CPU's algebraic simplifier changes results the spec defines otherwise, and
 //! `FloatSemantics::Xla` must follow it: `multiply(convert(pred), x)` is
 //! `select(pred, x, 0)` (0, not NaN, where `pred` is false and `x` is infinite; torch_xla's
 //! `scatter_reduce(amax)` backward depends on it) and `log(exp(x))` is `x` (no overflow to
-//! inf or underflow to -inf). `FloatSemantics::Strict` keeps the spec's values. Expected
+//! inf or underflow to -inf); `x / constant` is `x * (1 / constant)` and f16 `logistic(x)` is
+//! `1 / (1 + exp(-x))` in f16 ops (both round differently from the spec's single op).
+//! `FloatSemantics::Strict` keeps the spec's values. Expected
 //! values are hand-derived (inf * 0 = NaN, select picks 0, exp(100) overflows f32 and f16,
 //! exp(800) overflows f64); the same values were printed by XLA:CPU (jaxlib 0.10.2,
 //! `tools/xla_run.py`) for these programs and inputs (XLA prints some zeros as -0).
@@ -170,4 +172,101 @@ fn xla_semantics_fold_log_of_exp() {
         vec![INF, -INF],
     ];
     assert!(same(&strict, &spec), "got {strict:?}");
+}
+
+/// Divides by a splat f16 constant, a broadcast f32 scalar constant and a non-splat f64
+/// constant (rewritten by XLA into products with the reciprocal), and by an argument
+/// holding the same values (not rewritten).
+const DIV_CONST: &str = r#"
+func.func @main(%x: tensor<3xf32>, %y: tensor<2xf32>) -> (tensor<3xf16>, tensor<2xf32>, tensor<2xf64>, tensor<3xf16>) {
+  %h = stablehlo.convert %x : (tensor<3xf32>) -> tensor<3xf16>
+  %six = stablehlo.constant dense<6.0> : tensor<3xf16>
+  %0 = stablehlo.divide %h, %six : tensor<3xf16>
+  %three = stablehlo.constant dense<3.0> : tensor<f32>
+  %b = stablehlo.broadcast_in_dim %three, dims = [] : (tensor<f32>) -> tensor<2xf32>
+  %1 = stablehlo.divide %y, %b : tensor<2xf32>
+  %d = stablehlo.slice %x [0:2] : (tensor<3xf32>) -> tensor<2xf32>
+  %dd = stablehlo.convert %d : (tensor<2xf32>) -> tensor<2xf64>
+  %c = stablehlo.constant dense<[3.0, 6.0]> : tensor<2xf64>
+  %2 = stablehlo.divide %dd, %c : tensor<2xf64>
+  %s = stablehlo.slice %x [2:3] : (tensor<3xf32>) -> tensor<1xf32>
+  %s2 = stablehlo.add %s, %s : tensor<1xf32>
+  %s3 = stablehlo.reshape %s2 : (tensor<1xf32>) -> tensor<f32>
+  %bs = stablehlo.broadcast_in_dim %s3, dims = [] : (tensor<f32>) -> tensor<3xf32>
+  %hs = stablehlo.convert %bs : (tensor<3xf32>) -> tensor<3xf16>
+  %3 = stablehlo.divide %h, %hs : tensor<3xf16>
+  return %0, %1, %2, %3 : tensor<3xf16>, tensor<2xf32>, tensor<2xf64>, tensor<3xf16>
+}"#;
+
+/// XLA:CPU rewrites `x / C` into `x * (1 / C)` with the reciprocal rounded to the element
+/// type (f16, f32, f64). Hand derivation, x = (5, 7, 3), y = (5, 1):
+/// * f16: 1/6 rounds to 1365/8192. 5 * 1365/8192 = 1706.5/2048 ties to even 1706/2048 =
+///   0.8330078125 (the quotient 5/6 rounds to 1707/2048 = 0.83349609375);
+///   7 * 1365/8192 = 1194.23/1024 -> 1194/1024 = 1.166015625 (quotient 1195/1024);
+///   3 * 1365/8192 = 2047.5/4096 ties to even 0.5 (the quotient is 0.5).
+/// * f32: 1/3 rounds to 0.3333333432674408; 5 times it is 1.66666671634 -> f32
+///   1.6666667461395264 (the quotient 5/3 rounds to 1.6666666269302368); 1 times it is itself.
+/// * f64: 5 * fl(1/3) = 1.66666666666666657 -> 1.6666666666666665 (quotient
+///   1.6666666666666667); 7 * fl(1/6) -> 1.1666666666666665 (quotient 1.1666666666666667).
+/// * `%3` divides by a computed 6 (2 * x[2], not a constant): the correctly rounded quotients.
+///
+/// XLA:CPU (jaxlib 0.10.2, `tools/xla_run.py`) printed the same values for this program.
+#[test]
+fn xla_semantics_divide_by_constant_is_a_reciprocal_product() {
+    let inputs = || {
+        vec![
+            Tensor::from_f32(&[3], &[5.0, 7.0, 3.0]).expect("f32"),
+            Tensor::from_f32(&[2], &[5.0, 1.0]).expect("f32"),
+        ]
+    };
+    let quotient16 = vec![0.83349609375, 1.1669921875, 0.5];
+    let got = run_with(DIV_CONST, inputs(), FloatSemantics::Xla);
+    let want = vec![
+        vec![0.8330078125, 1.166015625, 0.5],
+        vec![1.6666667461395264, 0.3333333432674408],
+        vec![1.6666666666666665, 1.1666666666666665],
+        quotient16.clone(),
+    ];
+    assert!(same(&got, &want), "got {got:?}");
+    let strict = run_with(DIV_CONST, inputs(), FloatSemantics::Strict);
+    let spec = vec![
+        quotient16.clone(),
+        vec![1.6666666269302368, 0.3333333432674408],
+        vec![1.6666666666666667, 1.1666666666666667],
+        quotient16,
+    ];
+    assert!(same(&strict, &spec), "got {strict:?}");
+}
+
+const LOGISTIC_F16: &str = r#"
+func.func @main(%x: tensor<3xf32>) -> tensor<3xf16> {
+  %h = stablehlo.convert %x : (tensor<3xf32>) -> tensor<3xf16>
+  %0 = stablehlo.logistic %h : tensor<3xf16>
+  return %0 : tensor<3xf16>
+}"#;
+
+/// XLA:CPU expands f16 `logistic(x)` into `1 / (1 + exp(-x))`, each op rounded to f16.
+/// Hand derivation, x = (-1, -3, 0):
+/// * exp(1) = 2.71828 -> f16 1392/512 = 2.71875; 1 + it = 3.71875 (exact); 1 / 3.71875 =
+///   0.268907 = 1101.46/4096 -> 1101/4096 = 0.268798828125. The correctly rounded
+///   logistic(-1) = 0.2689414 = 1101.60/4096 -> 1102/4096 = 0.26904296875.
+/// * exp(3) = 20.0855 -> 1285/64 = 20.078125; + 1 = 21.078125; 1 / 21.078125 = 0.0474426
+///   = 1554.60/32768 -> 1555/32768 = 0.047454833984375; correctly rounded logistic(-3) =
+///   0.0474259 = 1554.05/32768 -> 1554/32768 = 0.04742431640625.
+/// * logistic(0) = 1 / (1 + 1) = 0.5 either way.
+///
+/// XLA:CPU (jaxlib 0.10.2, `tools/xla_run.py`) printed the same values for this program.
+#[test]
+fn xla_semantics_f16_logistic_is_an_f16_op_chain() {
+    let x = || vec![Tensor::from_f32(&[3], &[-1.0, -3.0, 0.0]).expect("f32")];
+    let got = run_with(LOGISTIC_F16, x(), FloatSemantics::Xla);
+    assert!(
+        same(&got, &[vec![0.268798828125, 0.047454833984375, 0.5]]),
+        "got {got:?}"
+    );
+    let strict = run_with(LOGISTIC_F16, x(), FloatSemantics::Strict);
+    assert!(
+        same(&strict, &[vec![0.26904296875, 0.04742431640625, 0.5]]),
+        "got {strict:?}"
+    );
 }

@@ -14,14 +14,27 @@
 //! Per-feature arithmetic is done on the `[C]` vectors before broadcasting, so the
 //! expansion adds only a few full-size ops. `f16`/`bf16` batch norms are computed in `f32`
 //! (operands converted up, results converted back once), matching the single rounding of
-//! the fused op. Ops on other element types are left alone.
+//! the fused op; a bf16 operand that an op computes is rounded explicitly once widened, so
+//! that XLA:CPU, which would otherwise read its unrounded f32 value there, reads what the
+//! batch norm op read. Ops on other element types are left alone.
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
 use crate::ir_util::{encode_scalar, make_splat_constant, parent_regions};
 use crate::pass::Pass;
-use neuronc_ir::{Attr, ElemType, LocId, Module, NamedAttrs, OpId, OpKind, Span, TypeId, ValueId};
+use neuronc_interp::excess_precision::is_normalized;
+use neuronc_ir::{
+    Attr, ElemType, LocId, Module, NamedAttrs, OpId, OpKind, Span, TypeId, ValueDef, ValueId,
+};
 use rustc_hash::FxHashMap;
+
+/// `reduce_precision` bits of bf16 (its exponent range is f32's, so this rounding is
+/// exactly a convert to bf16). The expansion reads a computed bf16 operand as
+/// `reduce_precision(convert(x))`, not `convert(x)` alone: under XLA:CPU's excess
+/// precision (`xla_allow_excess_precision`, on by default) a `convert` bf16 -> f32 of an op
+/// result reads the op's unrounded f32 value, while the batch norm op itself read the
+/// rounded one. By the spec the rounding is a no-op (the value is bf16 already).
+const BF16_ROUNDING: (i64, i64) = (8, 7);
 
 /// The `decompose-batch-norm` pass.
 pub struct DecomposeBatchNorm;
@@ -156,12 +169,29 @@ impl Builder<'_> {
         self.push(op)
     }
     /// `v` converted to the compute element type (a no-op unless the op is low precision).
+    /// A bf16 `v` computed by an op that XLA:CPU computes in f32 ([`is_normalized`]) is
+    /// rounded explicitly after the widening (see [`BF16_ROUNDING`]).
     fn widen(&mut self, v: ValueId, s: &Shape) -> ValueId {
         let Some(shape) = s.narrow.and(self.m.tensor_type(v)).map(|t| t.shape.clone()) else {
             return v;
         };
         let ty = self.m.types.tensor(s.elem, &shape);
-        self.op(OpKind::Convert, vec![v], ty)
+        let wide = self.op(OpKind::Convert, vec![v], ty);
+        let normalized = match self.m.value(v).def {
+            ValueDef::Result(op, _) => is_normalized(self.m.op(op).kind),
+            _ => false,
+        };
+        if s.narrow != Some(ElemType::BF16) || !normalized {
+            return wide;
+        }
+        let mut attrs = NamedAttrs::with_capacity(2);
+        let (e, mant) = BF16_ROUNDING;
+        attrs.set("exponent_bits", Attr::Int(e, ElemType::Int(32)));
+        attrs.set("mantissa_bits", Attr::Int(mant, ElemType::Int(32)));
+        let op = self
+            .m
+            .create_op(OpKind::ReducePrecision, vec![wide], &[ty], attrs);
+        self.push(op)
     }
     /// `v` converted back to type `ty` when they differ.
     fn narrow_to(&mut self, v: ValueId, ty: TypeId) -> ValueId {
