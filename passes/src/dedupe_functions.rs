@@ -263,6 +263,7 @@ fn same_region(m: &Module, a: RegionId, b: RegionId, slots: &mut Slots) -> bool 
 
 /// Ops equal: kind, operands (as corresponding values), result types, attributes,
 /// regions.
+#[inline]
 pub(crate) fn same_op(m: &Module, x: OpId, y: OpId, slots: &mut Slots) -> bool {
     let (ox, oy) = (m.op(x), m.op(y));
     let shape_ok = ox.kind == oy.kind

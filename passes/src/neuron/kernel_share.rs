@@ -94,38 +94,11 @@ fn same_kernel(m: &Module, slots: &mut Slots, a: &Candidate<'_>, b: &Candidate<'
     a.members
         .iter()
         .zip(b.members)
-        .all(|(&x, &y)| same_member(m, x, y, slots))
+        .all(|(&x, &y)| same_op(m, x, y, slots))
         && a.outputs
             .iter()
             .zip(b.outputs)
             .all(|(&x, &y)| slots.get(y) == Some(x.0))
-}
-
-/// Whether member `x` of one kernel equals member `y` of another, as [`same_op`] decides
-/// (recording `y`'s results as `x`'s in `slots`): ops without regions, nearly all
-/// members, are compared here, inlined into the member loop; others by [`same_op`].
-#[inline]
-fn same_member(m: &Module, x: OpId, y: OpId, slots: &mut Slots) -> bool {
-    let (ox, oy) = (m.op(x), m.op(y));
-    if !(ox.regions.is_empty() && oy.regions.is_empty()) {
-        return same_op(m, x, y, slots);
-    }
-    let equal = ox.kind == oy.kind
-        && ox.operands.len() == oy.operands.len()
-        && ox.results.len() == oy.results.len()
-        && (ox.operands.iter())
-            .zip(&oy.operands)
-            .all(|(&u, &v)| slots.get(v) == Some(u.0))
-        && (ox.results.iter())
-            .zip(&oy.results)
-            .all(|(&u, &v)| m.value_type(u) == m.value_type(v))
-        && ox.attrs == oy.attrs;
-    if equal {
-        for (&u, &v) in ox.results.iter().zip(&oy.results) {
-            slots.set(v, u.0);
-        }
-    }
-    equal
 }
 
 #[cfg(test)]
