@@ -9,12 +9,13 @@
 //! | `broadcast-identity` | `broadcast_in_dim` to the same type with dims `0..n` → operand |
 //! | `broadcast-broadcast` | `bid(bid(x, d1), d2)` → `bid(x, i ↦ d2[d1[i]])` |
 //! | `convert-identity` | `convert` to the same type → operand |
-//! | `convert-convert-lossless` | `convert(convert(x): B): C` → `convert(x): C` when every value of `x`'s type is exact in `B` |
+//! | `convert-convert-lossless` | `convert(convert(x): B): C` → `convert(x): C` when every value of `x`'s type is exact in `B` (not for a bf16 → f32 inner convert of an op XLA computes in f32: XLA reads the unrounded value there) |
 //! | `splat-through-shape-op` | `broadcast_in_dim`/`reshape`/`transpose` of a splat constant → splat constant |
 
 use super::{Rewriter, Rule};
 use crate::ir_util::{def_of_kind, splat_ref};
-use neuronc_ir::{Attr, ElemType, NamedAttrs, OpId, OpKind, ValueId};
+use neuronc_interp::excess_precision::is_normalized;
+use neuronc_ir::{Attr, ElemType, Module, NamedAttrs, OpId, OpKind, ValueDef, ValueId};
 
 pub static RULES: &[Rule] = &[
     Rule {
@@ -166,10 +167,23 @@ fn convert_convert(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
     let x = rw.m.op(inner).operands[0];
     let a = rw.m.tensor_type(x)?.elem;
     let b = rw.m.tensor_type(rw.m.op(inner).results[0])?.elem;
-    if !is_lossless(a, b) {
+    if !is_lossless(a, b) || reads_excess_precision(rw.m, x, (a, b)) {
         return None;
     }
     rebuild_unary(rw, op, OpKind::Convert, x, NamedAttrs::new(), true)
+}
+
+/// Whether a `convert` of `x` from `a` to `b` reads more than `x` under XLA:CPU's excess
+/// precision: a bf16 -> f32 convert of a bf16 op result that XLA computes in f32 reads the
+/// unrounded f32 value (`neuronc_interp::excess_precision`), so it must stay a bf16 -> f32
+/// convert (folding `convert(convert(x):f32):f64` into one convert to f64 would read the
+/// rounded value: checked on jaxlib's XLA:CPU, 63 of 64 products differed).
+fn reads_excess_precision(m: &Module, x: ValueId, (a, b): (ElemType, ElemType)) -> bool {
+    (a, b) == (ElemType::BF16, ElemType::F32)
+        && match m.value(x).def {
+            ValueDef::Result(op, _) => is_normalized(m.op(op).kind),
+            _ => false,
+        }
 }
 
 /// Whether every value of element type `a` is represented exactly in `b`.
