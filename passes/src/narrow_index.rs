@@ -41,7 +41,7 @@
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
-use crate::ir_util::{def_op, elem_as_i128, parent_regions};
+use crate::ir_util::{def_op, parent_regions};
 use crate::pass::Pass;
 use crate::range::{elem, Interval, Ranges};
 use neuronc_ir::{
@@ -555,33 +555,28 @@ fn retype_region(m: &mut Module, region: RegionId) {
 }
 
 /// The `value` attribute of an i64 constant re-encoded as i32 (values must fit; they do
-/// for every constant a member reads, by the range test).
+/// for every constant a member reads, by the range test), read straight from the
+/// little-endian bytes (index tables can be large).
 fn narrow_constant_attr(m: &mut Module, op: OpId) -> Option<Attr> {
     let Some(Attr::Elements(e)) = m.op(op).attrs.get("value") else {
         return None;
     };
     let e = e.clone();
+    if e.elem != I64 {
+        return None;
+    }
     let shape = m.types.tensor_of(e.ty)?.shape.clone();
     let ty = m.types.tensor(I32, &shape);
-    let enc = |i: u64| -> Option<[u8; 4]> {
-        let v = i32::try_from(elem_as_i128(e.elem, e.element_bytes(i))?).ok()?;
-        Some(v.to_le_bytes())
+    let narrow = |c: &[u8]| -> Option<[u8; 4]> {
+        let v = i64::from_le_bytes(c.try_into().ok()?);
+        Some(i32::try_from(v).ok()?.to_le_bytes())
     };
     let data = match &e.data {
-        DenseData::Splat(_) => DenseData::Splat(Box::new(enc(0)?)),
-        // The usual case, read straight from the bytes (index tables can be large).
-        DenseData::Full(b) if e.elem == I64 => {
+        DenseData::Splat(b) => DenseData::Splat(Box::new(narrow(b)?)),
+        DenseData::Full(b) => {
             let mut bytes = Vec::with_capacity(e.len as usize * 4);
             for c in b.chunks_exact(8).take(e.len as usize) {
-                let v = i64::from_le_bytes(c.try_into().ok()?);
-                bytes.extend_from_slice(&i32::try_from(v).ok()?.to_le_bytes());
-            }
-            DenseData::Full(Arc::from(bytes))
-        }
-        DenseData::Full(_) => {
-            let mut bytes = Vec::with_capacity(e.len as usize * 4);
-            for i in 0..e.len {
-                bytes.extend_from_slice(&enc(i)?);
+                bytes.extend_from_slice(&narrow(c)?);
             }
             DenseData::Full(Arc::from(bytes))
         }

@@ -14,7 +14,7 @@
 //! into its body is dropped with the rest of its members.
 
 use super::fusion::OpClass;
-use super::graph::Csr;
+use super::graph::{captured_values, Csr};
 use super::kernel_share::{share_plan, Candidate};
 use super::NeuronPlan;
 use crate::ir_util::{
@@ -371,14 +371,13 @@ fn topo_sort(m: &Module, mut ops: Vec<OpId>) -> Vec<OpId> {
     for (i, &o) in ops.iter().enumerate() {
         index[o.index()] = i as u32;
     }
-    let mut captured = Vec::new();
     let first = (0..ops.len()).find(|&i| {
         let mut late = false;
-        each_producer(m, ops[i], &index, &mut captured, |p| late |= p as usize > i);
+        each_producer(m, ops[i], &index, |p| late |= p as usize > i);
         late
     });
     if let Some(first) = first {
-        let tail = sort_tail(m, &ops[first..], (&index, first), &mut captured);
+        let tail = sort_tail(m, &ops[first..], (&index, first));
         ops.truncate(first);
         ops.extend(tail);
     }
@@ -386,21 +385,16 @@ fn topo_sort(m: &Module, mut ops: Vec<OpId>) -> Vec<OpId> {
 }
 
 /// Calls `f` with the position (`index`) of the producer of every operand of `op` and of
-/// every value its nested regions capture, when that producer is one of the sorted ops.
-fn each_producer(
-    m: &Module,
-    op: OpId,
-    index: &[u32],
-    captured: &mut Vec<ValueId>,
-    mut f: impl FnMut(u32),
-) {
-    captured.clear();
-    for &r in &m.op(op).regions {
-        m.walk_region(r, &mut |inner| {
-            captured.extend(m.op(inner).operands.iter().copied())
-        });
-    }
-    for &v in m.op(op).operands.iter().chain(captured.iter()) {
+/// every value its nested regions capture ([`captured_values`]), when that producer is one
+/// of the sorted ops.
+fn each_producer(m: &Module, op: OpId, index: &[u32], mut f: impl FnMut(u32)) {
+    let o = m.op(op);
+    let captured = if o.regions.is_empty() {
+        Vec::new()
+    } else {
+        captured_values(m, op)
+    };
+    for &v in o.operands.iter().chain(&captured) {
         if let ValueDef::Result(d, _) = m.value(v).def {
             let p = index.get(d.index()).copied().unwrap_or(NONE);
             if p != NONE {
@@ -412,12 +406,7 @@ fn each_producer(
 
 /// [`topo_sort`] of `ops`, the sorted ops from position `base` on (`index` holds the
 /// positions of all of them; producers before `base` are placed already).
-fn sort_tail(
-    m: &Module,
-    ops: &[OpId],
-    (index, base): (&[u32], usize),
-    captured: &mut Vec<ValueId>,
-) -> Vec<OpId> {
+fn sort_tail(m: &Module, ops: &[OpId], (index, base): (&[u32], usize)) -> Vec<OpId> {
     let n = ops.len();
     // Distinct producers of each op among `ops`: `deps[dep_start[i]..dep_start[i + 1]]`.
     let mut dep_start = Vec::with_capacity(n + 1);
@@ -425,7 +414,7 @@ fn sort_tail(
     let mut last_user = vec![NONE; n];
     dep_start.push(0u32);
     for (i, &o) in ops.iter().enumerate() {
-        each_producer(m, o, index, captured, |p| {
+        each_producer(m, o, index, |p| {
             let Some(p) = (p as usize).checked_sub(base) else {
                 return;
             };
