@@ -207,10 +207,21 @@ fn widened_source(m: &Module, c: OpId) -> Option<OpId> {
         return None;
     }
     let (src, dst) = (op.operands[0], op.results[0]);
-    if elem_of(m, src) != Some(ElemType::BF16) || elem_of(m, dst) != Some(ElemType::F32) {
+    if elem_of(m, dst) != Some(ElemType::F32) {
         return None;
     }
-    let ValueDef::Result(x, 0) = m.value(src).def else {
+    unrounded_source(m, src)
+}
+
+/// The op whose unrounded f32 value a `convert` of bf16 value `v` to f32 reads under
+/// XLA:CPU's excess precision, if any: `v` is the only result of an op that XLA computes
+/// in f32 (and does not reshape first). Passes that add, remove or move such a convert
+/// change what XLA computes, though not what the spec says.
+pub fn unrounded_source(m: &Module, v: ValueId) -> Option<OpId> {
+    if elem_of(m, v) != Some(ElemType::BF16) {
+        return None;
+    }
+    let ValueDef::Result(x, 0) = m.value(v).def else {
         return None;
     };
     let xop = m.op(x);

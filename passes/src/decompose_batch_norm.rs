@@ -22,10 +22,8 @@ use crate::context::{Changed, PassContext};
 use crate::error::PassError;
 use crate::ir_util::{encode_scalar, make_splat_constant, parent_regions};
 use crate::pass::Pass;
-use neuronc_interp::excess_precision::is_normalized;
-use neuronc_ir::{
-    Attr, ElemType, LocId, Module, NamedAttrs, OpId, OpKind, Span, TypeId, ValueDef, ValueId,
-};
+use neuronc_interp::excess_precision::unrounded_source;
+use neuronc_ir::{Attr, ElemType, LocId, Module, NamedAttrs, OpId, OpKind, Span, TypeId, ValueId};
 use rustc_hash::FxHashMap;
 
 /// `reduce_precision` bits of bf16 (its exponent range is f32's, so this rounding is
@@ -169,19 +167,15 @@ impl Builder<'_> {
         self.push(op)
     }
     /// `v` converted to the compute element type (a no-op unless the op is low precision).
-    /// A bf16 `v` computed by an op that XLA:CPU computes in f32 ([`is_normalized`]) is
-    /// rounded explicitly after the widening (see [`BF16_ROUNDING`]).
+    /// A bf16 `v` whose producer XLA:CPU computes in f32 ([`unrounded_source`]) is rounded
+    /// explicitly after the widening (see [`BF16_ROUNDING`]).
     fn widen(&mut self, v: ValueId, s: &Shape) -> ValueId {
         let Some(shape) = s.narrow.and(self.m.tensor_type(v)).map(|t| t.shape.clone()) else {
             return v;
         };
         let ty = self.m.types.tensor(s.elem, &shape);
         let wide = self.op(OpKind::Convert, vec![v], ty);
-        let normalized = match self.m.value(v).def {
-            ValueDef::Result(op, _) => is_normalized(self.m.op(op).kind),
-            _ => false,
-        };
-        if s.narrow != Some(ElemType::BF16) || !normalized {
+        if s.narrow != Some(ElemType::BF16) || unrounded_source(self.m, v).is_none() {
             return wide;
         }
         let mut attrs = NamedAttrs::with_capacity(2);

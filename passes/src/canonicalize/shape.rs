@@ -14,8 +14,8 @@
 
 use super::{Rewriter, Rule};
 use crate::ir_util::{def_of_kind, splat_ref};
-use neuronc_interp::excess_precision::is_normalized;
-use neuronc_ir::{Attr, ElemType, Module, NamedAttrs, OpId, OpKind, ValueDef, ValueId};
+use neuronc_interp::excess_precision::unrounded_source;
+use neuronc_ir::{Attr, ElemType, Module, NamedAttrs, OpId, OpKind, ValueId};
 
 pub static RULES: &[Rule] = &[
     Rule {
@@ -174,16 +174,11 @@ fn convert_convert(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
 }
 
 /// Whether a `convert` of `x` from `a` to `b` reads more than `x` under XLA:CPU's excess
-/// precision: a bf16 -> f32 convert of a bf16 op result that XLA computes in f32 reads the
-/// unrounded f32 value (`neuronc_interp::excess_precision`), so it must stay a bf16 -> f32
-/// convert (folding `convert(convert(x):f32):f64` into one convert to f64 would read the
-/// rounded value: checked on jaxlib's XLA:CPU, 63 of 64 products differed).
+/// precision ([`unrounded_source`]): such a bf16 -> f32 convert must stay one (folding
+/// `convert(convert(x):f32):f64` into one convert to f64 would read the rounded value:
+/// checked on jaxlib's XLA:CPU, 63 of 64 products differed).
 fn reads_excess_precision(m: &Module, x: ValueId, (a, b): (ElemType, ElemType)) -> bool {
-    (a, b) == (ElemType::BF16, ElemType::F32)
-        && match m.value(x).def {
-            ValueDef::Result(op, _) => is_normalized(m.op(op).kind),
-            _ => false,
-        }
+    (a, b) == (ElemType::BF16, ElemType::F32) && unrounded_source(m, x).is_some()
 }
 
 /// Whether every value of element type `a` is represented exactly in `b`.
