@@ -74,6 +74,20 @@ func.func private @mul(%a: tensor<2xbf16>, %b: tensor<2xbf16>) -> tensor<2xbf16>
   return %m : tensor<2xbf16>
 }"#;
 
+/// The form `opt` gives a relayout that the NeuronCore layout plan places between a bf16
+/// op and its convert to f32: an identity composite. XLA inlines it, so the convert still
+/// reads the unrounded product.
+const RELAYOUT: &str = r#"
+func.func @main(%a: tensor<2xbf16>, %b: tensor<2xbf16>) -> tensor<2xf32> {
+  %m = stablehlo.multiply %a, %b : tensor<2xbf16>
+  %r = stablehlo.composite "neuronc.relayout" %m {composite_attributes = {from = 0 : i64, to = -1 : i64, bytes = 4 : i64}, decomposition = @relayout0} : (tensor<2xbf16>) -> tensor<2xbf16>
+  %c = stablehlo.convert %r : (tensor<2xbf16>) -> tensor<2xf32>
+  return %c : tensor<2xf32>
+}
+func.func private @relayout0(%v: tensor<2xbf16>) -> tensor<2xbf16> {
+  return %v : tensor<2xbf16>
+}"#;
+
 /// bf16 dots whose rows are (1, 2^-9) and whose other operand is all ones, each read by a
 /// convert to f32: plain 2-D, a rank-3 lhs without batch dimensions, a leading batch
 /// dimension, a batch dimension that is not leading, and a size-1 batch dimension. XLA:CPU
@@ -219,6 +233,15 @@ fn calls_do_not_materialize_bf16_under_xla() {
 }
 
 #[test]
+fn relayouts_do_not_materialize_bf16_under_xla() {
+    let inputs = || vec![bf16(&[2], &[A, 1.5]), bf16(&[2], &[A, A])];
+    let xla = run_with(RELAYOUT, inputs(), FloatSemantics::Xla);
+    assert_eq!(xla[0], vec![A * A, 1.5 * A]);
+    let strict = run_with(RELAYOUT, inputs(), FloatSemantics::Strict);
+    assert_eq!(strict[0], vec![1.0 + 2f64.powi(-6), 1.5 + 2.0 * ONE_ULP]);
+}
+
+#[test]
 fn modules_without_bf16_are_not_copied() {
     let m = neuronc_ir::parse_module(
         "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %a : tensor<2xf32>\n}",
@@ -303,6 +326,11 @@ fn xla_semantics_match_xla_cpu_bit_for_bit() {
         (
             "call",
             CALL,
+            vec![bf16(&[2], &[A, 1.5]), bf16(&[2], &[A, A])],
+        ),
+        (
+            "relayout",
+            RELAYOUT,
             vec![bf16(&[2], &[A, 1.5]), bf16(&[2], &[A, A])],
         ),
     ];
