@@ -243,14 +243,20 @@ impl FusionPlan {
 
 /// Plans kernels for the region of `g`.
 pub fn plan_fusion(m: &Module, g: &RegionGraph, cfg: &FusionConfig) -> FusionPlan {
-    plan_kernels(m, &g.order, cfg)
+    plan_kernels(m, &g.order, Some(g), cfg)
 }
 
 /// Greedy consumer-first kernel growth over a region given by its ops in program order
-/// (`order`): a [`RegionGraph`] is not needed, so layout assignment can build one
+/// (`order`). A [`RegionGraph`] of the region (`graph`) is only read for the values the
+/// ops' regions capture, and is not needed: without one, layout assignment can build it
 /// meanwhile on another thread ([`super::plan_function`]).
-pub(super) fn plan_kernels(m: &Module, order: &[OpId], cfg: &FusionConfig) -> FusionPlan {
-    let mut p = Planner::new(m, order, cfg);
+pub(super) fn plan_kernels(
+    m: &Module,
+    order: &[OpId],
+    graph: Option<&RegionGraph>,
+    cfg: &FusionConfig,
+) -> FusionPlan {
+    let mut p = Planner::new(m, order, graph, cfg);
     for i in (0..order.len()).rev() {
         if p.is_owned(i) || m.op(order[i]).kind.is_terminator() {
             continue;

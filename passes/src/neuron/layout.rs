@@ -28,13 +28,15 @@
 //! of [`super::layout_spec`] (candidate layouts are computed once per type); a sweep
 //! evaluates all candidates of a group in one pass over the edges around it, and
 //! re-evaluates only the groups whose neighbourhood changed since their last evaluation
-//! (the others would keep their choice).
+//! (the others would keep their choice). The plan is read off the final layouts op by op
+//! ([`super::layout_terms`]), reusing a scan made before the chain moves wherever the
+//! layouts an op's costs read did not change.
 //! Invariant: every value defined in the region (and every region argument) has an entry
 //! of `part` (indexed by value id).
 
-use super::graph::{value_bytes, RegionGraph};
+use super::graph::RegionGraph;
 use super::layout_spec::TypeTable;
-use super::layout_want::{CostModel, Want, NONE};
+use super::layout_want::{CostModel, NONE};
 use neuronc_ir::{Module, OpId, ValueId};
 
 /// Partition dimension of a tensor (`None`: scalar / no partition axis).
@@ -122,15 +124,19 @@ pub fn assign_layouts(m: &Module, g: &RegionGraph) -> LayoutPlan {
             group_of[v as usize] = gi as u32;
         }
     }
-    s.sweeps(&groups, &group_of, vec![true; groups.len()]);
-    // Moves along view chains (`layout_chain`), then settle the groups around them.
-    let moved = s.chain_moves(&group_of, &groups);
-    if !moved.is_empty() {
+    // (The scan below reads the layouts these sweeps leave: what they moved is moot.)
+    let mut moot = Vec::new();
+    s.sweeps(&groups, &group_of, vec![true; groups.len()], &mut moot);
+    // Moves along view chains (`layout_chain`) from the relayouts of the plan so far, then
+    // settle the groups around them; the plan is that one at the ops they leave alone.
+    let terms = s.scan();
+    let mut changed = s.chain_moves(&group_of, &groups, &terms);
+    if !changed.is_empty() {
         let mut dirty = vec![false; groups.len()];
-        s.mark_dependents(&moved, &group_of, &mut dirty);
-        s.sweeps(&groups, &group_of, dirty);
+        s.mark_dependents(&changed, &group_of, &mut dirty);
+        s.sweeps(&groups, &group_of, dirty, &mut changed);
     }
-    s.finish()
+    s.finish(terms, &changed)
 }
 
 /// Marks dirty the group of value `v` (`NONE`, or a value in no group: nothing).
@@ -224,11 +230,19 @@ impl Solver<'_> {
 
     /// Up to six coordinate-descent sweeps over `groups`, alternating direction, until a
     /// sweep changes nothing. A group is evaluated first if `dirty`, then again only when a
-    /// layout its costs read changed since its last evaluation: otherwise it would keep its choice (costs are
-    /// sums of byte counts and half byte counts, so the comparisons are exact and the
-    /// current choice wins ties).
-    fn sweeps(&mut self, groups: &[(&[u32], &[Part])], group_of: &[u32], mut dirty: Vec<bool>) {
+    /// layout its costs read changed since its last evaluation (by a move of another
+    /// group): otherwise it would keep its choice (costs are sums of byte counts and half
+    /// byte counts, so the comparisons are exact and the current choice wins ties).
+    /// The values whose layout changed are appended to `changed_values` (repeats possible).
+    fn sweeps(
+        &mut self,
+        groups: &[(&[u32], &[Part])],
+        group_of: &[u32],
+        mut dirty: Vec<bool>,
+        changed_values: &mut Vec<u32>,
+    ) {
         let mut sums = Vec::new();
+        let mut moved_values = Vec::new();
         for sweep in 0..6 {
             let mut changed = false;
             for step in 0..groups.len() {
@@ -242,10 +256,17 @@ impl Solver<'_> {
                 }
                 let (group, cands) = groups[gi];
                 let in_group = |v: u32| group_of[v as usize] == gi as u32;
-                let (moved, touched) = self.improve_group(group, in_group, cands, &mut sums);
-                changed |= moved;
-                if touched {
-                    self.mark_dependents(group, group_of, &mut dirty);
+                let scratch = (&mut sums, &mut moved_values);
+                changed |= self.improve_group(group, in_group, cands, scratch);
+                if !moved_values.is_empty() {
+                    // Only the costs reading a value that moved change.
+                    self.mark_dependents(&moved_values, group_of, &mut dirty);
+                    changed_values.extend_from_slice(&moved_values);
+                    // Its members use each other, so that may mark the group itself; but its
+                    // costs read no layout of its own members (`CostModel::group_costs`)
+                    // and it now holds the choice they give (costs are exact, the current
+                    // choice wins ties): re-evaluating it would change nothing.
+                    dirty[gi] = false;
                 }
             }
             if !changed {
@@ -254,11 +275,11 @@ impl Solver<'_> {
         }
     }
 
-    /// Marks dirty every group whose costs read a layout of `group`: groups defined by
-    /// users of `group` (their def cost reads it as an operand) and groups of the
-    /// operands of ops whose first result is in `group` (their use costs read it).
-    fn mark_dependents(&self, group: &[u32], group_of: &[u32], dirty: &mut [bool]) {
-        for &v in group {
+    /// Marks dirty every group whose costs read a layout of `values`: groups defined by
+    /// users of a value (their def cost reads it as an operand) and groups of the operands
+    /// of ops whose first result is a value (their use costs read it).
+    fn mark_dependents(&self, values: &[u32], group_of: &[u32], dirty: &mut [bool]) {
+        for &v in values {
             for &e in self.costs.uses(v) {
                 mark_group_of(self.costs.user_result(e), group_of, dirty);
             }
@@ -271,19 +292,17 @@ impl Solver<'_> {
     }
 
     /// Moves all values of `group` (members tested by `in_group`) to the candidate with
-    /// the lowest total cost of the edges and ops around them. Returns
-    /// whether the choice differs from the layout of the group's first value, and whether
-    /// the layout of any value changed (the greedy pass may have left a group's values
-    /// disagreeing).
+    /// the lowest total cost of the edges and ops around them. Returns whether the choice
+    /// differs from the layout of the group's first value; leaves in `moved` the members
+    /// whose layout changed (the greedy pass may have left a group's values disagreeing).
     fn improve_group(
         &mut self,
         group: &[u32],
         in_group: impl Fn(u32) -> bool,
         cands: &[Part],
-        sums: &mut Vec<(f64, f64)>,
-    ) -> (bool, bool) {
+        (sums, moved): (&mut Vec<(f64, f64)>, &mut Vec<u32>),
+    ) -> bool {
         let current = self.part[group[0] as usize];
-        let uniform = group.iter().all(|&v| self.part[v as usize] == current);
         self.costs
             .group_costs(group, in_group, cands, &self.part, sums);
         let mut best: Option<(f64, Part)> = None;
@@ -297,70 +316,14 @@ impl Solver<'_> {
             }
         }
         let choice = best.map_or(current, |(_, c)| c);
+        moved.clear();
         for &v in group {
-            self.part[v as usize] = choice;
-        }
-        (choice != current, choice != current || !uniform)
-    }
-
-    /// Layout of the first result of op `pos` (what its operand requirements are keyed on).
-    fn result_part(&self, pos: usize) -> Part {
-        match self.costs.first_result(pos) {
-            NONE => None,
-            r => self.part[r as usize],
-        }
-    }
-
-    fn finish(self) -> LayoutPlan {
-        let (m, g) = (self.m, self.g);
-        let mut plan = LayoutPlan::default();
-        for (p, &op) in g.order.iter().enumerate() {
-            // Elsewhere every layout costs zero: no cost, no relayout.
-            if !self.costs.costly(p) {
-                continue;
-            }
-            let r = self.result_part(p);
-            let res = self.costs.first_result(p);
-            if res != NONE {
-                let own = self.costs.op_cost(p, r);
-                plan.cost += own;
-                if own > 0.0 {
-                    plan.relayouts.push(Relayout {
-                        value: ValueId(res),
-                        consumer: op,
-                        operand: usize::MAX,
-                        from: r,
-                        to: r,
-                        bytes: value_bytes(m, ValueId(res)),
-                    });
-                }
-            }
-            for (i, v, q, c) in self.costs.costly_edges(p, r, &self.part) {
-                plan.cost += c;
-                let w = self.costs.want(p, i, r);
-                if let (Want::Reduce { reduced, .. }, Some(d)) = (&w, q) {
-                    if reduced.contains(d) {
-                        plan.cross_partition_reductions.push(op);
-                        continue;
-                    }
-                }
-                let to = match w {
-                    Want::Exact(p) | Want::Reduce { keep: p, .. } => p,
-                    Want::OneOf(d) => d.first(),
-                    Want::Any => q,
-                };
-                plan.relayouts.push(Relayout {
-                    value: ValueId(v),
-                    consumer: op,
-                    operand: i,
-                    from: q,
-                    to,
-                    bytes: value_bytes(m, ValueId(v)),
-                });
+            if self.part[v as usize] != choice {
+                self.part[v as usize] = choice;
+                moved.push(v);
             }
         }
-        plan.part = self.part;
-        plan
+        choice != current
     }
 }
 
@@ -435,6 +398,61 @@ fn group_partner(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What `Solver::sweeps` relies on to skip re-evaluating a group after its own move:
+    /// a group's candidate costs do not depend on its members' current layouts.
+    #[test]
+    fn group_costs_ignore_the_members_own_layouts() {
+        let m = neuronc_ir::parse_module(
+            "func.func @main(%a: tensor<128x256xf32>, %w: tensor<256x64xf32>) -> tensor<128x64xf32> {
+               %0 = stablehlo.exponential %a : tensor<128x256xf32>
+               %1 = stablehlo.negate %0 : tensor<128x256xf32>
+               %2 = stablehlo.add %1, %0 : tensor<128x256xf32>
+               %3 = stablehlo.dot_general %2, %w, contracting_dims = [1] x [0] : (tensor<128x256xf32>, tensor<256x64xf32>) -> tensor<128x64xf32>
+               %4 = stablehlo.transpose %1, dims = [1, 0] : (tensor<128x256xf32>) -> tensor<256x128xf32>
+               %5 = stablehlo.dot_general %4, %0, contracting_dims = [1] x [0] : (tensor<256x128xf32>, tensor<128x256xf32>) -> tensor<256x256xf32>
+               %6 = stablehlo.exponential %5 : tensor<256x256xf32>
+               return %3 : tensor<128x64xf32>
+             }",
+        )
+        .expect("parses");
+        let g = RegionGraph::new(&m, m.funcs[0].body);
+        let types = TypeTable::new(&m);
+        let costs = CostModel::new(&m, &g, &types);
+        let groups = elementwise_groups(&costs, m.values.len());
+        // %0, %1 and %2 (linked by negate and add) form the first group.
+        let group = groups.iter().next().expect("a group");
+        assert_eq!(group.len(), 3);
+        let cands = types.cands(&m, ValueId(group[0]));
+        assert!(cands.len() > 1);
+        let in_group = |v: u32| group.contains(&v);
+        let mut part = vec![None; m.values.len()];
+        // Values outside the group: the dot and transpose results on their dim 0.
+        for v in 0..m.values.len() as u32 {
+            if !in_group(v) && types.cands(&m, ValueId(v)).contains(&Some(0)) {
+                part[v as usize] = Some(0);
+            }
+        }
+        let mut first = Vec::new();
+        let mut sums = Vec::new();
+        for (i, &c) in cands.iter().enumerate() {
+            for &v in group {
+                part[v as usize] = c;
+            }
+            costs.group_costs(group, in_group, cands, &part, &mut sums);
+            if i == 0 {
+                first.clone_from(&sums);
+                // The candidates differ (else the test would prove nothing).
+                assert!(sums.iter().any(|s| s.0 != sums[0].0));
+            } else {
+                assert_eq!(sums, first, "members on candidate {i}");
+            }
+        }
+        // Members disagreeing with each other change nothing either.
+        part[group[1] as usize] = cands[1];
+        costs.group_costs(group, in_group, cands, &part, &mut sums);
+        assert_eq!(sums, first);
+    }
 
     #[test]
     fn reshape_partner_split_and_merge() {

@@ -13,6 +13,7 @@
 //! read the moved layouts), so the total cost never rises; deterministic order.
 
 use super::layout::{Part, Solver};
+use super::layout_terms::{relayout_sites, Term};
 use super::layout_want::{Want, NONE};
 use neuronc_ir::{OpKind, ValueDef, ValueId};
 
@@ -26,19 +27,22 @@ const MAX_CHAIN: usize = 16;
 const MAX_MOVE: usize = 32;
 
 impl Solver<'_> {
-    /// Tries a chain move at every relayout, in program order (one pass: on every fixture
-    /// a second pass over the remaining relayouts kept nothing, and each pass costs a scan
+    /// Tries a chain move at every relayout of `terms` (the plan's terms under the current
+    /// layouts, [`super::layout_terms`]), in program order (one pass: on every fixture a
+    /// second pass over the remaining relayouts kept nothing, and each pass costs a scan
     /// of all edges). `group_of[v]` is the index in `groups` of `v`'s elementwise group (or
-    /// `NONE`). Returns the values whose layout changed (sorted, distinct).
+    /// `NONE`). Returns the values of the moves kept (sorted, distinct): every value whose
+    /// layout changed is one of them.
     pub(super) fn chain_moves(
         &mut self,
         group_of: &[u32],
         groups: &[(&[u32], &[Part])],
+        terms: &[Term],
     ) -> Vec<u32> {
         let mut moved = Vec::new();
         // A move is decided by where its chain starts and what it wants there.
         let mut tried = rustc_hash::FxHashSet::default();
-        for (v, to) in self.relayout_sites() {
+        for (v, to) in relayout_sites(terms) {
             let Some((start, moves)) = self.chain_to(v, to, group_of, groups) else {
                 continue;
             };
@@ -49,38 +53,6 @@ impl Solver<'_> {
         moved.sort_unstable();
         moved.dedup();
         moved
-    }
-
-    /// Every operand edge that needs a relayout now: (operand, the layout it wants).
-    /// Cross-partition reductions are not relayouts.
-    fn relayout_sites(&self) -> Vec<(u32, Part)> {
-        let mut out = Vec::new();
-        for p in 0..self.g.order.len() {
-            if !self.costs.costly(p) {
-                continue;
-            }
-            let r = match self.costs.first_result(p) {
-                NONE => None,
-                v => self.part[v as usize],
-            };
-            for (i, v, q, _) in self.costs.costly_edges(p, r, &self.part) {
-                let to = match self.costs.want(p, i, r) {
-                    Want::Exact(t) => t,
-                    Want::OneOf(d) => d.first(),
-                    Want::Reduce { keep, reduced } => {
-                        if q.is_some_and(|d| reduced.contains(d)) {
-                            continue;
-                        }
-                        keep
-                    }
-                    Want::Any => continue,
-                };
-                if to.is_some() {
-                    out.push((v, to));
-                }
-            }
-        }
-        out
     }
 
     /// The layouts that give `v` layout `to`: back through the views that define it (at

@@ -15,7 +15,8 @@
 use super::graph::RegionGraph;
 use super::layout::Part;
 use super::layout_spec::{push_kept, DimSet, OwnCost, Spec, Target, TypeRow, TypeTable, MISSING};
-use neuronc_ir::{Module, Op, Value, ValueDef};
+use neuronc_ir::{Module, Op, TypeId, Value, ValueDef};
+use rustc_hash::FxHashMap;
 
 pub use super::layout_spec::NONE;
 
@@ -104,6 +105,14 @@ pub struct CostModel {
     uses: Vec<u32>,
 }
 
+/// Construction scratch of [`CostModel::new`].
+struct Built {
+    /// Values defined by the ops added so far.
+    defined: Vec<bool>,
+    /// (operand type, result type) of a reshape -> its targets in `CostModel::targets`.
+    reshape_tabs: FxHashMap<(TypeId, TypeId), u32>,
+}
+
 impl CostModel {
     pub fn new(m: &Module, g: &RegionGraph, types: &TypeTable) -> CostModel {
         let n = g.order.len();
@@ -118,21 +127,23 @@ impl CostModel {
             use_start: vec![0; m.values.len() + 1],
             uses: Vec::new(),
         };
-        // Values defined by the ops added so far.
-        let mut defined = vec![false; m.values.len()];
+        let mut built = Built {
+            defined: vec![false; m.values.len()],
+            reshape_tabs: FxHashMap::default(),
+        };
         for (pos, &op) in g.order.iter().enumerate() {
-            c.add_op(m, types, pos, m.op(op), &mut defined);
+            c.add_op(m, types, pos, m.op(op), &mut built);
         }
         c.index_uses();
         c
     }
 
     /// Appends the op `o` at position `pos`: its results, edges, targets and own cost.
-    fn add_op(&mut self, m: &Module, types: &TypeTable, pos: usize, o: &Op, defined: &mut [bool]) {
+    fn add_op(&mut self, m: &Module, types: &TypeTable, pos: usize, o: &Op, built: &mut Built) {
         let res = o.results.first().map_or(NONE, |r| r.0);
         for r in &o.results {
             self.results.push(r.0);
-            defined[r.index()] = true;
+            built.defined[r.index()] = true;
         }
         let res_row = match o.results.first() {
             Some(&r) => types.row(m, r),
@@ -140,9 +151,9 @@ impl CostModel {
         };
         let edge_start = self.edges.len() as u32;
         let costly = if o.kind.is_elementwise() {
-            self.add_elementwise_edges(m, types, o, res, res_row, defined)
+            self.add_elementwise_edges(m, types, o, res, res_row, &built.defined)
         } else {
-            self.add_edges(m, types, o, res, res_row)
+            self.add_edges(m, types, o, (res, res_row), &mut built.reshape_tabs)
         };
         if res != NONE {
             self.def0[res as usize] = pos as u32;
@@ -200,8 +211,8 @@ impl CostModel {
         m: &Module,
         types: &TypeTable,
         o: &Op,
-        res: u32,
-        res_row: &TypeRow,
+        (res, res_row): (u32, &TypeRow),
+        reshape_tabs: &mut FxHashMap<(TypeId, TypeId), u32>,
     ) -> bool {
         let spec = Spec::of(m, o, false);
         let set = self.sets.len() as u32;
@@ -240,8 +251,18 @@ impl CostModel {
                     Spec::Transpose(_) | Spec::Broadcast { .. } | Spec::Reshape { .. } => {
                         e.rule = Rule::Table;
                         e.tab = *shared.get_or_insert_with(|| {
+                            // A reshape's targets depend on its two types only: one
+                            // table per pair (repeated layers repeat their reshapes).
+                            let key = matches!(spec, Spec::Reshape { .. })
+                                .then(|| (value.ty, m.value_type(o.results[0])));
+                            if let Some(&tab) = key.as_ref().and_then(|k| reshape_tabs.get(k)) {
+                                return tab;
+                            }
                             let tab = self.targets.len() as u32;
                             spec.push_targets(&mut self.targets, res_rank);
+                            if let Some(k) = key {
+                                reshape_tabs.insert(k, tab);
+                            }
                             tab
                         });
                     }

@@ -13,6 +13,7 @@ mod kernel_share;
 pub mod layout;
 mod layout_chain;
 mod layout_spec;
+mod layout_terms;
 mod layout_want;
 pub mod outline;
 pub mod pass;
@@ -52,24 +53,31 @@ impl NeuronPlan {
 /// machine; BERT-large (about twice the ops) still plans on two threads.
 const PARALLEL_MIN_OPS: usize = 8192;
 
-/// Plans the body of `func`: layouts first, then kernels.
+/// Plans the body of `func`: layouts and kernels.
 pub fn plan_function(m: &Module, func: &Func, cfg: &FusionConfig) -> NeuronPlan {
     // Layout assignment and fusion planning read the same region and not each other's
     // results, so in large regions they run on two threads (each is deterministic on its
     // own): fusion, the longer, on this one straight from the region's op list; the
-    // dataflow graph and layout on a helper.
+    // dataflow graph and layout on a helper. In smaller ones the graph comes first and
+    // fusion reads the captured values off it.
     let order = &m.region(func.body).ops;
-    let kernels = || fusion::plan_kernels(m, order, cfg);
-    let layouts = || {
-        let graph = RegionGraph::new(m, func.body);
-        let layout = layout::assign_layouts(m, &graph);
-        (graph, layout)
-    };
-    let (fusion, (graph, layout)) = if order.len() >= PARALLEL_MIN_OPS {
-        neuronc_ir::par::join(kernels, layouts)
-    } else {
-        (kernels(), layouts())
-    };
+    if order.len() >= PARALLEL_MIN_OPS {
+        let kernels = || fusion::plan_kernels(m, order, None, cfg);
+        let layouts = || {
+            let graph = RegionGraph::new(m, func.body);
+            let layout = layout::assign_layouts(m, &graph);
+            (graph, layout)
+        };
+        let (fusion, (graph, layout)) = neuronc_ir::par::join(kernels, layouts);
+        return NeuronPlan {
+            graph,
+            layout,
+            fusion,
+        };
+    }
+    let graph = RegionGraph::new(m, func.body);
+    let fusion = fusion::plan_kernels(m, &graph.order, Some(&graph), cfg);
+    let layout = layout::assign_layouts(m, &graph);
     NeuronPlan {
         graph,
         layout,

@@ -24,7 +24,7 @@
 
 use super::cycle::{Outcome, Reach};
 use super::fusion::{classify, FusionConfig, OpClass, Rejection, Rows, Rule};
-use super::graph::{captured_values, Csr, MaxQueue, TypeFacts};
+use super::graph::{captured_values, Csr, MaxQueue, RegionGraph, TypeFacts};
 use super::topo::{Node, TopoOrder};
 use neuronc_ir::{Module, OpId, ValueId};
 
@@ -140,15 +140,9 @@ impl ValueTables {
     }
 
     /// Records that the op being read reads `v`: appends it to `operands`, and its producer
-    /// (if in the region) to `producers`.
-    fn read(
-        &mut self,
-        m: &Module,
-        facts: &TypeFacts,
-        v: ValueId,
-        operands: &mut Csr,
-        producers: &mut Csr,
-    ) {
+    /// (if in the region) to `producers` (`lists` holds both).
+    fn read(&mut self, m: &Module, facts: &TypeFacts, v: ValueId, lists: (&mut Csr, &mut Csr)) {
+        let (operands, producers) = lists;
         operands.items_mut().push(v.0);
         match self.vals[v.index()].def {
             NONE => {
@@ -295,10 +289,14 @@ pub struct Planner<'a> {
 }
 
 impl<'a> Planner<'a> {
-    /// The planner over the ops of one region, `order` (program order). It reads only
-    /// the module and `order` (not a [`super::graph::RegionGraph`], which layout
-    /// assignment builds meanwhile on another thread).
-    pub fn new(m: &'a Module, order: &'a [OpId], cfg: &'a FusionConfig) -> Self {
+    /// The planner over the ops of one region, `order` (program order). It reads the values
+    /// their regions capture off the region's `graph` if given, else finds them itself.
+    pub fn new(
+        m: &'a Module,
+        order: &'a [OpId],
+        graph: Option<&RegionGraph>,
+        cfg: &'a FusionConfig,
+    ) -> Self {
         let n = order.len();
         let facts = TypeFacts::new(m);
         let mut values = ValueTables::new(m.values.len());
@@ -315,13 +313,14 @@ impl<'a> Planner<'a> {
         for (i, &op) in order.iter().enumerate() {
             let o = m.op(op);
             for &v in &o.operands {
-                values.read(m, &facts, v, &mut operands, &mut producers);
+                values.read(m, &facts, v, (&mut operands, &mut producers));
             }
             // Values captured by an op's regions (a `case` branch reading an argument) are
             // its inputs too: the kernel must load them and keep them alive.
             if !o.regions.is_empty() {
-                for v in captured_values(m, op) {
-                    values.read(m, &facts, v, &mut operands, &mut producers);
+                let found = graph.is_none().then(|| captured_values(m, op));
+                for &v in graph.map_or(found.as_deref().unwrap_or(&[]), |g| g.captured_by(i)) {
+                    values.read(m, &facts, v, (&mut operands, &mut producers));
                 }
             }
             operands.close();
