@@ -50,7 +50,9 @@
 //!   f16 in the optimized HLO, and f16 dot/conv are computed in f32 and converted back,
 //!   `ChangeOpDataType`), so f16 stays strict, except that an f16 `reduce` also folds in
 //!   the tree-rewritten sequential order rounding every step (checked with jaxlib on f16
-//!   sums of 8 to 100 elements), so f16 sums and products get the same rewrite as bf16. The f8/f4 types are normalized to f16 by
+//!   sums of 8 to 100 elements), so f16 sums and products get the same rewrite as bf16. An
+//!   f16 `batch_norm_training` is expanded first into XLA's f16 ops
+//!   ([`crate::xla_batch_norm`]), whose sums then get that rewrite too. The f8/f4 types are normalized to f16 by
 //!   the same mechanism; that is not modeled here (no known trace computes directly in
 //!   f8).
 //!
@@ -121,6 +123,7 @@ pub fn xla_module(module: &Module) -> Cow<'_, Module> {
     }
     let mut m = module.into_owned();
     inline_calls(&mut m);
+    crate::xla_batch_norm::expand_f16_batch_norms(&mut m);
     let sites = find_sites(&m);
     let reduces = find_reduces(&m);
     let mut before: BTreeMap<OpId, Vec<OpId>> = BTreeMap::new();

@@ -57,6 +57,7 @@ mod sort;
 pub mod step;
 mod strided;
 pub mod tensor;
+mod xla_batch_norm;
 mod xla_divide;
 mod xla_logistic;
 mod xla_simplify;
