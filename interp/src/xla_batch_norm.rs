@@ -29,7 +29,8 @@
 //! element types are untouched; ops are visited in id order (deterministic output).
 
 use half::f16;
-use neuronc_ir::{Attr, ElemType, LocId, Module, NamedAttrs, OpId, OpKind, Span, TypeId, ValueId};
+use neuronc_ir::build::OpSeq;
+use neuronc_ir::{Attr, ElemType, Module, OpId, OpKind, TypeId, ValueId};
 
 /// Expands every f16 `batch_norm_training` of `m` in place; returns whether any was.
 pub(crate) fn expand_f16_batch_norms(m: &mut Module) -> bool {
@@ -98,10 +99,7 @@ fn expand(m: &mut Module, op: OpId) -> bool {
         return false;
     };
     let mut b = Builder {
-        m,
-        ops: Vec::new(),
-        loc: o.loc,
-        span: o.span,
+        seq: OpSeq::new(m, o.loc, o.span),
     };
     let n = f16::from_f64(d.count as f64).to_f32();
     let recip = b.constant(d.vec, f16::from_f32(1.0 / n));
@@ -125,7 +123,7 @@ fn expand(m: &mut Module, op: OpId) -> bool {
     let scaled = b.op(OpKind::Multiply, vec![normed, scale_b], d.full);
     let offset_b = b.bcast(offset, &d);
     let y = b.op(OpKind::Add, vec![scaled, offset_b], d.full);
-    let new_ops = std::mem::take(&mut b.ops);
+    let new_ops = b.seq.finish();
     for (&r, v) in o.results.iter().zip([y, mean, var]) {
         m.replace_all_uses(r, v);
     }
@@ -140,72 +138,30 @@ fn expand(m: &mut Module, op: OpId) -> bool {
     true
 }
 
-/// Creates ops in order, detached, with the location of the op being expanded.
+/// f16 ops of one expansion, built with the shapes of [`Dims`].
 struct Builder<'a> {
-    m: &'a mut Module,
-    ops: Vec<OpId>,
-    loc: Option<LocId>,
-    span: Span,
+    seq: OpSeq<'a>,
 }
 
 impl Builder<'_> {
-    fn push(&mut self, op: OpId) -> ValueId {
-        let o = self.m.op_mut(op);
-        o.loc = self.loc;
-        o.span = self.span;
-        self.ops.push(op);
-        o.results[0]
-    }
-
     fn op(&mut self, kind: OpKind, operands: Vec<ValueId>, ty: TypeId) -> ValueId {
-        let op = self.m.create_op(kind, operands, &[ty], NamedAttrs::new());
-        self.push(op)
+        self.seq.op(kind, operands, ty)
     }
 
     /// A splat f16 constant of type `ty` (a tensor type by construction).
     fn constant(&mut self, ty: TypeId, v: f16) -> ValueId {
-        match self.m.create_splat_constant(ty, v.to_le_bytes().to_vec()) {
-            Some(op) => self.push(op),
-            None => unreachable!("constant types are tensors by construction"),
-        }
+        self.seq.splat(ty, v.to_le_bytes().to_vec())
     }
 
     /// `[C] -> operand shape` along the feature dimension.
     fn bcast(&mut self, v: ValueId, d: &Dims) -> ValueId {
-        let mut attrs = NamedAttrs::new();
-        attrs.set(
-            "broadcast_dimensions",
-            Attr::IntArray(ElemType::Int(64), vec![d.feature]),
-        );
-        let op = self
-            .m
-            .create_op(OpKind::BroadcastInDim, vec![v], &[d.full], attrs);
-        self.push(op)
+        self.seq.broadcast_in_dim(v, d.full, vec![d.feature])
     }
 
     /// f16 `reduce`-sum over every dimension but the feature one: `[..] -> [C]`.
     fn sum(&mut self, x: ValueId, d: &Dims) -> ValueId {
         let zero = self.constant(d.scalar, f16::ZERO);
-        let mut attrs = NamedAttrs::new();
-        attrs.set(
-            "dimensions",
-            Attr::IntArray(ElemType::Int(64), d.reduce.clone()),
-        );
-        let red = self
-            .m
-            .create_op(OpKind::Reduce, vec![x, zero], &[d.vec], attrs);
-        let body = self.m.add_op_region(red);
-        let a = self.m.add_region_arg(body, d.scalar);
-        let c = self.m.add_region_arg(body, d.scalar);
-        let add = self
-            .m
-            .create_op(OpKind::Add, vec![a, c], &[d.scalar], NamedAttrs::new());
-        self.m.append_op(body, add);
-        let s = self.m.op(add).results[0];
-        let ret = self
-            .m
-            .create_op(OpKind::Return, vec![s], &[], NamedAttrs::new());
-        self.m.append_op(body, ret);
-        self.push(red)
+        self.seq
+            .reduce_sum(x, zero, d.reduce.clone(), d.vec, d.scalar)
     }
 }

@@ -8,6 +8,7 @@
 //! * [`par`] — the two-way fork/join the printer and the planners split work with.
 
 pub mod attr;
+pub mod build;
 pub mod clone;
 pub mod diag;
 pub mod module;

@@ -20,10 +20,11 @@
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
-use crate::ir_util::{encode_scalar, make_splat_constant, parent_regions};
+use crate::ir_util::{encode_scalar, parent_regions};
 use crate::pass::Pass;
 use neuronc_interp::excess_precision::unrounded_source;
-use neuronc_ir::{Attr, ElemType, LocId, Module, NamedAttrs, OpId, OpKind, Span, TypeId, ValueId};
+use neuronc_ir::build::OpSeq;
+use neuronc_ir::{Attr, ElemType, Module, NamedAttrs, OpId, OpKind, TypeId, ValueId};
 use rustc_hash::FxHashMap;
 
 /// `reduce_precision` bits of bf16 (its exponent range is f32's, so this rounding is
@@ -148,34 +149,27 @@ impl Shape {
 
 /// Builds ops in order, with the location of the op being expanded.
 struct Builder<'a> {
-    m: &'a mut Module,
-    ops: Vec<OpId>,
-    loc: Option<LocId>,
-    span: Span,
+    seq: OpSeq<'a>,
 }
 
 impl Builder<'_> {
-    fn push(&mut self, op: OpId) -> ValueId {
-        let o = self.m.op_mut(op);
-        o.loc = self.loc;
-        o.span = self.span;
-        self.ops.push(op);
-        self.m.op(op).results[0]
-    }
     fn op(&mut self, kind: OpKind, operands: Vec<ValueId>, ty: TypeId) -> ValueId {
-        let op = self.m.create_op(kind, operands, &[ty], NamedAttrs::new());
-        self.push(op)
+        self.seq.op(kind, operands, ty)
     }
     /// `v` converted to the compute element type (a no-op unless the op is low precision).
     /// A bf16 `v` whose producer XLA:CPU computes in f32 ([`unrounded_source`]) is rounded
     /// explicitly after the widening (see [`BF16_ROUNDING`]).
     fn widen(&mut self, v: ValueId, s: &Shape) -> ValueId {
-        let Some(shape) = s.narrow.and(self.m.tensor_type(v)).map(|t| t.shape.clone()) else {
+        let Some(shape) = s
+            .narrow
+            .and(self.seq.m.tensor_type(v))
+            .map(|t| t.shape.clone())
+        else {
             return v;
         };
-        let ty = self.m.types.tensor(s.elem, &shape);
+        let ty = self.seq.m.types.tensor(s.elem, &shape);
         let wide = self.op(OpKind::Convert, vec![v], ty);
-        if s.narrow != Some(ElemType::BF16) || unrounded_source(self.m, v).is_none() {
+        if s.narrow != Some(ElemType::BF16) || unrounded_source(self.seq.m, v).is_none() {
             return wide;
         }
         let mut attrs = NamedAttrs::with_capacity(2);
@@ -183,59 +177,30 @@ impl Builder<'_> {
         attrs.set("exponent_bits", Attr::Int(e, ElemType::Int(32)));
         attrs.set("mantissa_bits", Attr::Int(mant, ElemType::Int(32)));
         let op = self
+            .seq
             .m
             .create_op(OpKind::ReducePrecision, vec![wide], &[ty], attrs);
-        self.push(op)
+        self.seq.push(op)
     }
     /// `v` converted back to type `ty` when they differ.
     fn narrow_to(&mut self, v: ValueId, ty: TypeId) -> ValueId {
-        if self.m.value_type(v) == ty {
+        if self.seq.m.value_type(v) == ty {
             return v;
         }
         self.op(OpKind::Convert, vec![v], ty)
     }
     fn constant(&mut self, ty: TypeId, elem: ElemType, value: f64) -> ValueId {
         let bytes = encode_scalar(elem, value).unwrap_or_default();
-        match make_splat_constant(self.m, ty, bytes) {
-            Some(op) => self.push(op),
-            None => unreachable!("constant types are tensors by construction"),
-        }
+        self.seq.splat(ty, bytes)
     }
     fn bcast(&mut self, v: ValueId, s: &Shape) -> ValueId {
-        let mut attrs = NamedAttrs::new();
-        attrs.set(
-            "broadcast_dimensions",
-            Attr::IntArray(ElemType::Int(64), vec![s.feature]),
-        );
-        let op = self
-            .m
-            .create_op(OpKind::BroadcastInDim, vec![v], &[s.full], attrs);
-        self.push(op)
+        self.seq.broadcast_in_dim(v, s.full, vec![s.feature])
     }
     /// Σ over every dimension but the feature one: `[..] -> [C]`.
     fn sum(&mut self, x: ValueId, s: &Shape) -> ValueId {
         let zero = self.constant(s.scalar, s.elem, 0.0);
-        let mut attrs = NamedAttrs::new();
-        attrs.set(
-            "dimensions",
-            Attr::IntArray(ElemType::Int(64), s.reduce_dims.clone()),
-        );
-        let red = self
-            .m
-            .create_op(OpKind::Reduce, vec![x, zero], &[s.vec], attrs);
-        let body = self.m.add_op_region(red);
-        let a = self.m.add_region_arg(body, s.scalar);
-        let b = self.m.add_region_arg(body, s.scalar);
-        let add = self
-            .m
-            .create_op(OpKind::Add, vec![a, b], &[s.scalar], NamedAttrs::new());
-        self.m.append_op(body, add);
-        let sum = self.m.op(add).results[0];
-        let ret = self
-            .m
-            .create_op(OpKind::Return, vec![sum], &[], NamedAttrs::new());
-        self.m.append_op(body, ret);
-        self.push(red)
+        self.seq
+            .reduce_sum(x, zero, s.reduce_dims.clone(), s.vec, s.scalar)
     }
     /// `rsqrt(var + eps)` on `[C]`.
     fn rstd(&mut self, var: ValueId, s: &Shape) -> ValueId {
@@ -296,10 +261,7 @@ fn expand(
         return;
     };
     let mut b = Builder {
-        m,
-        ops: Vec::new(),
-        loc: o.loc,
-        span: o.span,
+        seq: OpSeq::new(m, o.loc, o.span),
     };
     let operands: Vec<ValueId> = o.operands.iter().map(|&v| b.widen(v, s)).collect();
     let x = operands[0];
@@ -329,9 +291,9 @@ fn expand(
     let new_results: Vec<ValueId> = new_results
         .into_iter()
         .zip(&o.results)
-        .map(|(v, &old)| b.narrow_to(v, b.m.value_type(old)))
+        .map(|(v, &old)| b.narrow_to(v, b.seq.m.value_type(old)))
         .collect();
-    let new_ops = std::mem::take(&mut b.ops);
+    let new_ops = b.seq.finish();
     for &new in &new_ops {
         m.op_mut(new).parent = Some(parent);
     }
