@@ -153,7 +153,7 @@ impl CostModel {
         let costly = if o.kind.is_elementwise() {
             self.add_elementwise_edges(m, types, o, res, res_row, &built.defined)
         } else {
-            self.add_edges(m, types, o, (res, res_row), &mut built.reshape_tabs)
+            self.add_edges(m, types, o, res, res_row, &mut built.reshape_tabs)
         };
         if res != NONE {
             self.def0[res as usize] = pos as u32;
@@ -211,7 +211,8 @@ impl CostModel {
         m: &Module,
         types: &TypeTable,
         o: &Op,
-        (res, res_row): (u32, &TypeRow),
+        res: u32,
+        res_row: &TypeRow,
         reshape_tabs: &mut FxHashMap<(TypeId, TypeId), u32>,
     ) -> bool {
         let spec = Spec::of(m, o, false);

@@ -318,8 +318,10 @@ impl<'a> Planner<'a> {
             // Values captured by an op's regions (a `case` branch reading an argument) are
             // its inputs too: the kernel must load them and keep them alive.
             if !o.regions.is_empty() {
-                let found = graph.is_none().then(|| captured_values(m, op));
-                for &v in graph.map_or(found.as_deref().unwrap_or(&[]), |g| g.captured_by(i)) {
+                // (Found here only without a graph; an empty Vec does not allocate.)
+                let found = graph.map_or_else(|| captured_values(m, op), |_| Vec::new());
+                let captured = graph.map_or(&found[..], |g| g.captured_by(i));
+                for &v in captured {
                     values.read(m, &facts, v, (&mut operands, &mut producers));
                 }
             }
