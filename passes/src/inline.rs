@@ -10,9 +10,9 @@
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
-use crate::ir_util::{clone_region_into, erase_op};
+use crate::ir_util::clone_region_into;
 use crate::pass::Pass;
-use neuronc_ir::{Attr, Module, OpId, OpKind};
+use neuronc_ir::{Attr, Module, OpId, OpKind, RegionId, ValueId};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Upper bound on inlined calls per run (guards against exponential blow-up).
@@ -46,21 +46,133 @@ fn may_inline(m: &Module) -> bool {
         .is_some()
 }
 
-/// Inlines the inlinable calls one at a time, in module order; returns how many.
+/// Inlines the inlinable calls in module order (pre-order: an inlined body's own calls
+/// are inlined before the ops after the call); returns how many.
 fn inline_calls(module: &mut Module, ctx: &mut PassContext) -> usize {
-    let recursive = recursive_functions(module);
-    let mut inlined = 0;
-    while inlined < MAX_INLINES {
-        let Some((call, callee)) = next_call(module, &recursive) else {
-            break;
-        };
-        if !ctx.try_rewrite("inline", module, call) {
-            break;
+    let mut inliner = Inliner {
+        recursive: recursive_functions(module),
+        bodies: FxHashMap::default(),
+        renamed: FxHashMap::default(),
+        inlined: 0,
+        stopped: false,
+    };
+    for (i, f) in module.funcs.iter().enumerate() {
+        if !module.is_declaration(f) {
+            // The first function with a body of a name wins, as symbol lookup does.
+            inliner.bodies.entry(f.name.clone()).or_insert(i);
         }
-        inline_call(module, call, callee);
-        inlined += 1;
     }
-    inlined
+    for f in 0..module.funcs.len() {
+        let body = module.funcs[f].body;
+        inliner.region(module, ctx, body);
+    }
+    inliner.inlined
+}
+
+/// One walk over all function bodies that inlines each call as it reaches it.
+///
+/// Invariant: every op already walked reads its values through `renamed` (the results of
+/// inlined calls map to what the callee's copy returns, possibly through further
+/// inlined calls), so the walk never revisits an op: a value is defined before its uses
+/// in walk order, and its renaming is recorded when its call is inlined. That keeps the
+/// pass linear in the module size, where replacing each call's uses over the whole
+/// module was quadratic in the number of calls.
+struct Inliner {
+    recursive: FxHashSet<String>,
+    /// Callee name -> function index, for functions with a body.
+    bodies: FxHashMap<String, usize>,
+    renamed: FxHashMap<ValueId, ValueId>,
+    inlined: usize,
+    /// Fuel or the inline budget ran out: the walk only renames from here on.
+    stopped: bool,
+}
+
+impl Inliner {
+    /// Walks the ops of region `r`, replacing its op list by the list after inlining.
+    fn region(&mut self, m: &mut Module, ctx: &mut PassContext, r: RegionId) {
+        let ops = std::mem::take(&mut m.region_mut(r).ops);
+        let mut out = Vec::with_capacity(ops.len());
+        self.ops(m, ctx, ops, r, &mut out);
+        m.region_mut(r).ops = out;
+    }
+
+    /// Walks `ops` (ops of region `parent`, in order), appending what remains of them, and
+    /// the copies of the callee bodies that replace their calls, to `out`.
+    fn ops(
+        &mut self,
+        m: &mut Module,
+        ctx: &mut PassContext,
+        ops: Vec<OpId>,
+        parent: RegionId,
+        out: &mut Vec<OpId>,
+    ) {
+        for op in ops {
+            self.rename_operands(m, op);
+            if let Some(callee) = self.inlinable(m, op) {
+                if self.inlined < MAX_INLINES && ctx.try_rewrite("inline", m, op) {
+                    self.inlined += 1;
+                    let copies = self.copy_body(m, op, callee, parent);
+                    self.ops(m, ctx, copies, parent, out);
+                    continue;
+                }
+                self.stopped = true;
+            }
+            for i in 0..m.op(op).regions.len() {
+                let r = m.op(op).regions[i];
+                self.region(m, ctx, r);
+            }
+            out.push(op);
+        }
+    }
+
+    /// Reads the operands of `op` through `renamed`.
+    fn rename_operands(&self, m: &mut Module, op: OpId) {
+        if self.renamed.is_empty() {
+            return;
+        }
+        for v in &mut m.op_mut(op).operands {
+            *v = resolve(&self.renamed, *v);
+        }
+    }
+
+    /// The function `op` calls, if it is a call to inline.
+    fn inlinable(&self, m: &Module, op: OpId) -> Option<usize> {
+        if self.stopped || m.op(op).kind != OpKind::Call {
+            return None;
+        }
+        let name = callee_name(m, op)?;
+        if self.recursive.contains(name) {
+            return None;
+        }
+        self.bodies.get(name).copied()
+    }
+
+    /// Copies the body of function `callee` for `call` (which leaves its region), records
+    /// the renaming of the call's results, and returns the copied ops (now in `parent`).
+    fn copy_body(
+        &mut self,
+        m: &mut Module,
+        call: OpId,
+        callee: usize,
+        parent: RegionId,
+    ) -> Vec<OpId> {
+        let body = m.funcs[callee].body;
+        let mut map = FxHashMap::default();
+        for (&arg, &operand) in m.region(body).args.iter().zip(&m.op(call).operands) {
+            map.insert(arg, operand);
+        }
+        let tmp = m.add_region(None);
+        let returned = clone_region_into(m, body, tmp, &mut map);
+        let copies = std::mem::take(&mut m.region_mut(tmp).ops);
+        for &op in &copies {
+            m.op_mut(op).parent = Some(parent);
+        }
+        for (&res, new_v) in m.op(call).results.iter().zip(returned) {
+            self.renamed.insert(res, new_v);
+        }
+        m.op_mut(call).parent = None;
+        copies
+    }
 }
 
 /// The callee name of a `func.call`.
@@ -71,64 +183,13 @@ fn callee_name(m: &Module, call: OpId) -> Option<&str> {
     }
 }
 
-/// The first live call (in module order) whose callee exists, has a body and is not
-/// recursive.
-fn next_call(m: &Module, recursive: &FxHashSet<String>) -> Option<(OpId, usize)> {
-    let mut found = None;
-    m.walk_ops(|op| {
-        if found.is_some() || m.op(op).kind != OpKind::Call {
-            return;
-        }
-        let Some(name) = callee_name(m, op) else {
-            return;
-        };
-        if recursive.contains(name) {
-            return;
-        }
-        // Declarations (no body) have nothing to inline.
-        if let Some(idx) = m
-            .funcs
-            .iter()
-            .position(|f| f.name == name && !m.is_declaration(f))
-        {
-            found = Some((op, idx));
-        }
-    });
-    found
-}
-
-fn inline_call(m: &mut Module, call: OpId, callee: usize) {
-    let body = m.funcs[callee].body;
-    let Some(parent) = m.op(call).parent else {
-        return;
-    };
-    let mut map = FxHashMap::default();
-    for (arg, &operand) in m
-        .region(body)
-        .args
-        .clone()
-        .iter()
-        .zip(&m.op(call).operands.clone())
-    {
-        map.insert(*arg, operand);
+/// `v` through `renamed`, following chains (a call's result renamed to the result of a
+/// call inside the callee that was inlined in turn).
+fn resolve(renamed: &FxHashMap<ValueId, ValueId>, mut v: ValueId) -> ValueId {
+    while let Some(&to) = renamed.get(&v) {
+        v = to;
     }
-    let tmp = m.add_region(None);
-    let returned = clone_region_into(m, body, tmp, &mut map);
-    let new_ops = std::mem::take(&mut m.region_mut(tmp).ops);
-    let pos = m
-        .region(parent)
-        .ops
-        .iter()
-        .position(|&o| o == call)
-        .unwrap_or(0);
-    for &op in &new_ops {
-        m.op_mut(op).parent = Some(parent);
-    }
-    m.region_mut(parent).ops.splice(pos..pos, new_ops);
-    for (res, new_v) in m.op(call).results.clone().into_iter().zip(returned) {
-        m.replace_all_uses(res, new_v);
-    }
-    erase_op(m, call);
+    v
 }
 
 /// Names of functions that can reach themselves through calls.

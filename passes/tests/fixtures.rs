@@ -1,5 +1,5 @@
 //! Runs every `fixtures/passes/**/*.mlir`: takes the pipeline from the file's
-//! `// RUN: neuronc-rs opt --passes=... %s` (or `-O<n>`) line, runs it on each `// -----`
+//! `// RUN: neuronc-rs opt --passes=... [--opt-fuel=N] %s` (or `-O<n>`) line, runs it on each `// -----`
 //! chunk with `verify_each`, prints the results joined by `// -----` and checks the
 //! file's CHECK directives against that text (the same subset the golden runner uses:
 //! literal CHECK, CHECK-LABEL, CHECK-NEXT, CHECK-SAME, CHECK-NOT). Independent of the CLI.
@@ -29,13 +29,28 @@ fn mlir_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The pipeline named by the RUN line.
-fn pipeline_of(text: &str) -> Result<Pipeline, String> {
+/// The RUN line's arguments.
+fn run_args(text: &str) -> Result<std::str::SplitWhitespace<'_>, String> {
     let run = text
         .lines()
         .find_map(|l| l.trim_start().strip_prefix("// RUN:"))
         .ok_or("no RUN line")?;
-    for arg in run.split_whitespace() {
+    Ok(run.split_whitespace())
+}
+
+/// The `--opt-fuel=N` of the RUN line, if any.
+fn fuel_of(text: &str) -> Result<Option<u64>, String> {
+    for arg in run_args(text)? {
+        if let Some(n) = arg.strip_prefix("--opt-fuel=") {
+            return n.parse().map(Some).map_err(|_| format!("bad {arg}"));
+        }
+    }
+    Ok(None)
+}
+
+/// The pipeline named by the RUN line.
+fn pipeline_of(text: &str) -> Result<Pipeline, String> {
+    for arg in run_args(text)? {
         if let Some(p) = arg.strip_prefix("--passes=") {
             return Pipeline::parse(p).map_err(|e| e.to_string());
         }
@@ -50,11 +65,15 @@ fn pipeline_of(text: &str) -> Result<Pipeline, String> {
 fn run_file(path: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let pipeline = pipeline_of(&text)?;
+    let fuel = fuel_of(&text)?;
     let mut outputs = Vec::new();
     for (offset, chunk) in split_input(&text) {
         let mut m = parse_module(chunk).map_err(|e| format!("chunk at byte {offset}: {e}"))?;
         verify_module(&m).map_err(|e| format!("chunk at byte {offset} does not verify: {e}"))?;
         let mut ctx = PassContext::new();
+        if let Some(f) = fuel {
+            ctx = ctx.with_fuel(f);
+        }
         ctx.verify_each = true;
         run_pipeline(&mut m, &pipeline, &mut ctx)
             .map_err(|e| format!("chunk at byte {offset}: {e}"))?;
