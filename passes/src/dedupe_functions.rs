@@ -60,7 +60,7 @@ type Renames = FxHashMap<String, String>;
 
 /// One round: every private function equal to an earlier one is renamed to the first
 /// such function (a rewrite `ctx` may refuse). Structural hashes (kinds, operand
-/// positions, result types, attribute names; not attribute values) group candidates,
+/// positions, result types, attribute names and values) group candidates,
 /// [`same_function`] confirms them. Both read the module only, so in large modules each
 /// runs on two threads, over contiguous halves of the functions; the renames are then
 /// taken in module order, so the result does not depend on the threads.
@@ -204,8 +204,9 @@ fn hash_region(m: &Module, r: RegionId, slots: &mut Slots, h: &mut FxHasher) -> 
     Some(())
 }
 
-/// Feeds one op (kind, counts, operand numbers, result types, attribute names, nested
-/// regions) to `h` and numbers its results; `None` when it reads an unnumbered value.
+/// Feeds one op (kind, counts, operand numbers, result types, attribute names and values,
+/// nested regions) to `h` and numbers its results; `None` when it reads an unnumbered
+/// value.
 pub(crate) fn hash_op(m: &Module, op: OpId, slots: &mut Slots, h: &mut FxHasher) -> Option<()> {
     let o = m.op(op);
     (
@@ -222,13 +223,43 @@ pub(crate) fn hash_op(m: &Module, op: OpId, slots: &mut Slots, h: &mut FxHasher)
         m.value_type(v).0.hash(h);
         slots.number(v);
     }
-    for (name, _) in o.attrs.iter() {
+    for (name, a) in o.attrs.iter() {
         name.hash(h);
+        hash_attr_value(a, h);
     }
     for &sub in &o.regions {
         hash_region(m, sub, slots, h)?;
     }
     Some(())
+}
+
+/// Feeds enough of attribute `a` to `h` to tell apart ops that differ only in an
+/// attribute's value (outlined kernels multiplying by different constants): attributes
+/// equal under `==` (what [`same_op`] compares) always hash alike, so `0.0` and `-0.0`
+/// hash alike, and a dense constant contributes its type and first and last elements.
+fn hash_attr_value(a: &Attr, h: &mut FxHasher) {
+    std::mem::discriminant(a).hash(h);
+    match a {
+        Attr::Bool(b) => b.hash(h),
+        Attr::Int(v, _) => v.hash(h),
+        // `==` on floats: the two zeros are equal (and NaN equals nothing).
+        Attr::Float(v, _) => (if *v == 0.0 { 0 } else { v.to_bits() }).hash(h),
+        Attr::Str(s) | Attr::Symbol(s) | Attr::Opaque(s) => s.hash(h),
+        Attr::Type(t) => t.0.hash(h),
+        Attr::IntArray(_, v) => v.hash(h),
+        Attr::Array(items) => items.iter().for_each(|x| hash_attr_value(x, h)),
+        Attr::Enum(e) => e.value.hash(h),
+        Attr::Elements(e) => {
+            e.ty.0.hash(h);
+            if e.len > 0 {
+                e.element_bytes(0).hash(h);
+            }
+            if e.len > 1 {
+                e.element_bytes(e.len - 1).hash(h);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Whether functions `a` and `b` are equal (see the module doc), with `b`'s references

@@ -19,7 +19,9 @@
 //! that one would be equal to this kernel and come first), so this finds the same
 //! function as comparing with every earlier kernel, and a kernel calling an existing
 //! function costs one comparison that succeeds. Comparisons that fail mostly fail at the
-//! first members.
+//! first members. A group that has gathered many heads is also indexed by a structural
+//! hash of the kernels ([`kernel_hash`], which equal kernels share), so that thousands of
+//! kernels of one shape differing only in a constant do not compare with each other.
 //!
 //! Invariants: a kernel reading a value that is neither an input nor made by a member is
 //! never shared and never shared with (the comparison maps only inputs and member
@@ -27,9 +29,10 @@
 //! plan makes them), so the comparison is an equivalence; the answer for kernel `i` is an earlier
 //! kernel `j < i` whose own answer is "build". The comparison only reads the module.
 
-use crate::dedupe_functions::{same_op, Slots};
+use crate::dedupe_functions::{hash_op, same_op, Slots};
 use neuronc_ir::{Module, OpId, ValueId};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHasher};
+use std::hash::{Hash, Hasher};
 
 /// A kernel about to be outlined: its inputs (the function's arguments, in order), its
 /// members (the body's ops, in order) and its outputs (what the body returns).
@@ -43,21 +46,89 @@ pub(super) struct Candidate<'a> {
 /// when it gets a function of its own.
 pub(super) fn share_plan(m: &Module, candidates: &[Candidate<'_>]) -> Vec<Option<usize>> {
     let mut slots = Slots::new(m.values.len());
-    // Key -> the heads with that key, ascending.
-    let mut heads: FxHashMap<Key, Vec<usize>> = FxHashMap::default();
+    let mut groups: FxHashMap<Key, Group> = FxHashMap::default();
     let mut shares = Vec::with_capacity(candidates.len());
     for (i, c) in candidates.iter().enumerate() {
-        let group = heads.entry(key(m, c)).or_default();
-        let first = group
+        let group = groups.entry(key(m, c)).or_default();
+        let hash = group
+            .by_hash
+            .is_some()
+            .then(|| kernel_hash(m, &mut slots, c));
+        let heads = match (&group.by_hash, hash) {
+            (Some(by_hash), Some(h)) => h.and_then(|h| by_hash.get(&h)).map_or(&[][..], |v| v),
+            _ => &group.heads[..],
+        };
+        let first = heads
             .iter()
             .copied()
             .find(|&j| same_kernel(m, &mut slots, &candidates[j], c));
         if first.is_none() {
-            group.push(i);
+            group.add_head(m, &mut slots, candidates, i, hash.flatten());
         }
         shares.push(first);
     }
     shares
+}
+
+/// Groups with this many heads are searched by structural hash from then on.
+const HASHED_FROM: usize = 8;
+
+/// The heads of one [`Key`], ascending; once there are [`HASHED_FROM`] of them, also by
+/// structural hash ([`kernel_hash`]), so that many kernels of one shape that differ only
+/// in an attribute (a constant's value) cost one comparison each, not one per head.
+/// Heads without a hash (reading a value they do not define) never match and are left
+/// out of `by_hash`.
+#[derive(Default)]
+struct Group {
+    heads: Vec<usize>,
+    by_hash: Option<FxHashMap<u64, Vec<usize>>>,
+}
+
+impl Group {
+    /// Adds head `i` (`hash`: its hash, when the group already hashes).
+    fn add_head(
+        &mut self,
+        m: &Module,
+        slots: &mut Slots,
+        candidates: &[Candidate<'_>],
+        i: usize,
+        hash: Option<u64>,
+    ) {
+        self.heads.push(i);
+        if let Some(by_hash) = &mut self.by_hash {
+            if let Some(h) = hash {
+                by_hash.entry(h).or_default().push(i);
+            }
+        } else if self.heads.len() == HASHED_FROM {
+            let mut by_hash: FxHashMap<u64, Vec<usize>> = FxHashMap::default();
+            for &j in &self.heads {
+                if let Some(h) = kernel_hash(m, slots, &candidates[j]) {
+                    by_hash.entry(h).or_default().push(j);
+                }
+            }
+            self.by_hash = Some(by_hash);
+        }
+    }
+}
+
+/// A hash of what [`same_kernel`] compares (input types, members with their operands as
+/// positions and their attributes, outputs): equal for kernels that build equal
+/// functions; `None` when a member reads a value that is neither an input nor a member
+/// result.
+fn kernel_hash(m: &Module, slots: &mut Slots, c: &Candidate<'_>) -> Option<u64> {
+    let mut h = FxHasher::default();
+    slots.start();
+    for &x in c.inputs {
+        m.value_type(x).0.hash(&mut h);
+        slots.number(x);
+    }
+    for &op in c.members {
+        hash_op(m, op, slots, &mut h)?;
+    }
+    for &o in c.outputs {
+        slots.get(o)?.hash(&mut h);
+    }
+    Some(h.finish())
 }
 
 /// Counts of inputs, members and outputs, and the kinds of the first and last members:
@@ -157,6 +228,35 @@ mod tests {
             kernel(&ab, &ops[2..4], &o3),
         ];
         let expected = [None, Some(0), None, None, None, None, Some(0), Some(5)];
+        assert_eq!(share_plan(&m, &candidates), expected);
+    }
+
+    #[test]
+    fn many_heads_of_one_shape_are_found_by_hash() {
+        // Twelve kernels `in0 * constant` differing only in the constant (more heads of one
+        // key than `HASHED_FROM`), then copies of the 2nd and the 11th: each shares with
+        // the first kernel equal to it, as comparing with every earlier kernel would.
+        let mut text = String::from("func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n");
+        let consts = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 1, 10];
+        for (i, c) in consts.iter().enumerate() {
+            text += &format!(
+                "%c{i} = stablehlo.constant dense<{c}.0> : tensor<4xf32>\n\
+                 %m{i} = stablehlo.multiply %a, %c{i} : tensor<4xf32>\n"
+            );
+        }
+        text += "return %m0 : tensor<4xf32>\n}";
+        let m = parse_module(&text).unwrap();
+        let body = m.region(m.funcs[0].body);
+        let a = [body.args[0]];
+        let ops = &body.ops;
+        let outs: Vec<[ValueId; 1]> = (0..consts.len())
+            .map(|i| [m.op(ops[2 * i + 1]).results[0]])
+            .collect();
+        let candidates: Vec<Candidate<'_>> = (0..consts.len())
+            .map(|i| kernel(&a, &ops[2 * i..2 * i + 2], &outs[i]))
+            .collect();
+        let mut expected = vec![None; 12];
+        expected.extend([Some(1), Some(10)]);
         assert_eq!(share_plan(&m, &candidates), expected);
     }
 }
