@@ -13,6 +13,8 @@ use crate::error::PassError;
 use crate::ir_util::clone_region_into;
 use crate::pass::Pass;
 use neuronc_ir::{Attr, Module, OpId, OpKind, RegionId, ValueId};
+use petgraph::algo::tarjan_scc;
+use petgraph::graph::{DiGraph, NodeIndex};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Upper bound on inlined calls per run (guards against exponential blow-up).
@@ -48,6 +50,12 @@ fn may_inline(m: &Module) -> bool {
 
 /// Inlines the inlinable calls in module order (pre-order: an inlined body's own calls
 /// are inlined before the ops after the call); returns how many.
+///
+/// The bodies of private functions that only inlinable calls refer to are not walked:
+/// every call to them is replaced by a copy (walked where it lands), after which they
+/// are dropped, so inlining into them would be wasted. Walking them made a chain of N
+/// such functions, each calling the next, cost N²: each body was expanded once for its
+/// own sake and once inside every caller's copy.
 fn inline_calls(module: &mut Module, ctx: &mut PassContext) -> usize {
     let mut inliner = Inliner {
         recursive: recursive_functions(module),
@@ -62,11 +70,45 @@ fn inline_calls(module: &mut Module, ctx: &mut PassContext) -> usize {
             inliner.bodies.entry(f.name.clone()).or_insert(i);
         }
     }
+    let only_called = only_called_private(module, &inliner.recursive);
     for f in 0..module.funcs.len() {
+        if only_called[f] {
+            continue;
+        }
         let body = module.funcs[f].body;
         inliner.region(module, ctx, body);
     }
     inliner.inlined
+}
+
+/// Per function: whether it is private, not recursive, and nothing refers to it except
+/// the `callee` of `func.call`s.
+fn only_called_private(m: &Module, recursive: &FxHashSet<String>) -> Vec<bool> {
+    let mut other = FxHashSet::default();
+    for f in &m.funcs {
+        m.walk_region(f.body, &mut |op| {
+            let o = m.op(op);
+            for (name, a) in o.attrs.iter() {
+                if !(o.kind == OpKind::Call && name == "callee") {
+                    collect_symbols(a, &mut other);
+                }
+            }
+        });
+        for (_, a) in f.attrs.iter() {
+            collect_symbols(a, &mut other);
+        }
+    }
+    for (_, a) in m.attrs.iter() {
+        collect_symbols(a, &mut other);
+    }
+    m.funcs
+        .iter()
+        .map(|f| {
+            f.visibility.as_deref() == Some("private")
+                && !other.contains(&f.name)
+                && !recursive.contains(&f.name)
+        })
+        .collect()
 }
 
 /// One walk over all function bodies that inlines each call as it reaches it.
@@ -192,34 +234,32 @@ fn resolve(renamed: &FxHashMap<ValueId, ValueId>, mut v: ValueId) -> ValueId {
     v
 }
 
-/// Names of functions that can reach themselves through calls.
+/// Names of functions that can reach themselves through calls: those in a cycle of the
+/// call graph (a strongly connected component of more than one function, or a function
+/// calling itself), found in one pass (Tarjan's algorithm) rather than one search per
+/// function.
 fn recursive_functions(m: &Module) -> FxHashSet<String> {
-    let mut edges: FxHashMap<&str, Vec<String>> = FxHashMap::default();
+    let mut graph: DiGraph<(), ()> = DiGraph::with_capacity(m.funcs.len(), 0);
+    let mut node: FxHashMap<&str, NodeIndex> = FxHashMap::default();
     for f in &m.funcs {
-        let mut callees = Vec::new();
+        let n = graph.add_node(());
+        node.entry(f.name.as_str()).or_insert(n);
+    }
+    for (i, f) in m.funcs.iter().enumerate() {
         m.walk_region(f.body, &mut |op| {
-            if m.op(op).kind == OpKind::Call {
-                if let Some(c) = callee_name(m, op) {
-                    callees.push(c.to_string());
-                }
+            if m.op(op).kind != OpKind::Call {
+                return;
+            }
+            if let Some(&callee) = callee_name(m, op).and_then(|c| node.get(c)) {
+                graph.add_edge(NodeIndex::new(i), callee, ());
             }
         });
-        edges.insert(f.name.as_str(), callees);
     }
     let mut out = FxHashSet::default();
-    for f in &m.funcs {
-        let mut stack: Vec<&str> = edges[f.name.as_str()].iter().map(String::as_str).collect();
-        let mut seen = FxHashSet::default();
-        while let Some(n) = stack.pop() {
-            if n == f.name {
-                out.insert(f.name.clone());
-                break;
-            }
-            if seen.insert(n) {
-                if let Some(next) = edges.get(n) {
-                    stack.extend(next.iter().map(String::as_str));
-                }
-            }
+    for component in tarjan_scc(&graph) {
+        let first = component[0];
+        if component.len() > 1 || graph.contains_edge(first, first) {
+            out.extend(component.iter().map(|n| m.funcs[n.index()].name.clone()));
         }
     }
     out
@@ -237,36 +277,81 @@ fn collect_symbols(a: &Attr, out: &mut FxHashSet<String>) {
 }
 
 /// Removes private functions no remaining function refers to; returns how many.
+///
+/// Removing a function can leave others unreferenced: they go too (a function referring
+/// to itself, or functions referring to each other, stay). Each function's references are
+/// collected once and the unreferenced ones peeled off in a worklist, so a chain of N
+/// functions each called only by the previous one costs one walk, not N.
 fn drop_unreferenced_private(m: &mut Module) -> usize {
-    let mut dropped = 0;
-    // Only private functions are ever dropped: without one, no symbol needs collecting.
-    while m
-        .funcs
+    let private = |f: &neuronc_ir::Func| f.visibility.as_deref() == Some("private");
+    if !m.funcs.iter().any(private) {
+        return 0;
+    }
+    let dead = {
+        let refs = function_references(m);
+        let mut pinned = FxHashSet::default();
+        for (_, a) in m.attrs.iter() {
+            collect_symbols(a, &mut pinned);
+        }
+        // Name -> how many live functions refer to it.
+        let mut count: FxHashMap<&str, usize> = FxHashMap::default();
+        for n in refs.iter().flatten() {
+            *count.entry(n.as_str()).or_default() += 1;
+        }
+        let mut private_named: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
+        for (i, f) in m.funcs.iter().enumerate().filter(|(_, f)| private(f)) {
+            private_named.entry(f.name.as_str()).or_default().push(i);
+        }
+        let unreferenced = |n: &str, count: &FxHashMap<&str, usize>| {
+            count.get(n).copied().unwrap_or(0) == 0 && !pinned.contains(n)
+        };
+        let mut stack: Vec<usize> = private_named
+            .iter()
+            .filter(|(n, _)| unreferenced(n, &count))
+            .flat_map(|(_, fs)| fs.iter().copied())
+            .collect();
+        let mut dead = vec![false; m.funcs.len()];
+        while let Some(i) = stack.pop() {
+            if std::mem::replace(&mut dead[i], true) {
+                continue;
+            }
+            for n in &refs[i] {
+                let Some(c) = count.get_mut(n.as_str()) else {
+                    continue;
+                };
+                *c -= 1;
+                if *c == 0 && !pinned.contains(n) {
+                    if let Some(fs) = private_named.get(n.as_str()) {
+                        stack.extend(fs);
+                    }
+                }
+            }
+        }
+        dead
+    };
+    let mut index = 0;
+    m.funcs.retain(|_| {
+        index += 1;
+        !dead[index - 1]
+    });
+    dead.iter().filter(|&&d| d).count()
+}
+
+/// Per function: the symbols its ops' attributes and its own attributes refer to.
+fn function_references(m: &Module) -> Vec<FxHashSet<String>> {
+    m.funcs
         .iter()
-        .any(|f| f.visibility.as_deref() == Some("private"))
-    {
-        let mut referenced = FxHashSet::default();
-        for f in &m.funcs {
+        .map(|f| {
+            let mut refs = FxHashSet::default();
             m.walk_region(f.body, &mut |op| {
                 for (_, a) in m.op(op).attrs.iter() {
-                    collect_symbols(a, &mut referenced);
+                    collect_symbols(a, &mut refs);
                 }
             });
             for (_, a) in f.attrs.iter() {
-                collect_symbols(a, &mut referenced);
+                collect_symbols(a, &mut refs);
             }
-        }
-        for (_, a) in m.attrs.iter() {
-            collect_symbols(a, &mut referenced);
-        }
-        let before = m.funcs.len();
-        m.funcs
-            .retain(|f| f.visibility.as_deref() != Some("private") || referenced.contains(&f.name));
-        let removed = before - m.funcs.len();
-        if removed == 0 {
-            break;
-        }
-        dropped += removed;
-    }
-    dropped
+            refs
+        })
+        .collect()
 }
