@@ -71,12 +71,11 @@ fn inline_calls(module: &mut Module, ctx: &mut PassContext) -> usize {
         }
     }
     let only_called = only_called_private(module, &inliner.recursive);
-    for f in 0..module.funcs.len() {
-        if only_called[f] {
-            continue;
+    for (f, skip) in only_called.into_iter().enumerate() {
+        if !skip {
+            let body = module.funcs[f].body;
+            inliner.region(module, ctx, body);
         }
-        let body = module.funcs[f].body;
-        inliner.region(module, ctx, body);
     }
     inliner.inlined
 }
