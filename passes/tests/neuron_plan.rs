@@ -241,3 +241,52 @@ func.func @main(%x: tensor<128x768xf32>, %wv: tensor<768x768xf32>, %bv: tensor<7
         p.layout.relayouts
     );
 }
+
+#[test]
+fn a_cycle_check_past_its_limit_keeps_the_producer_out() {
+    // The kernel grown from %o refuses the sort (opaque); then %e may join it as an extra
+    // output (it also feeds the chain %c1..%c4), which takes a cycle check: forward from
+    // %c1 along the chain, backward from the sort. The searches alternate, node by node,
+    // until one runs out: under the default limit the backward one does (the sort has no
+    // producer in the region) and %e joins; under a limit of two reached nodes the check
+    // has reached three (%c1, the sort, %c2) before that, gives up, and %e stays out.
+    let src = r#"
+func.func @main(%x: tensor<16xf32>, %z: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %e = stablehlo.exponential %x : tensor<16xf32>
+  %c1 = stablehlo.sine %e : tensor<16xf32>
+  %c2 = stablehlo.cosine %c1 : tensor<16xf32>
+  %c3 = stablehlo.tanh %c2 : tensor<16xf32>
+  %c4 = stablehlo.abs %c3 : tensor<16xf32>
+  %s = "stablehlo.sort"(%z) <{dimension = 0 : i64, is_stable = true}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = stablehlo.compare LT, %a, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }) : (tensor<16xf32>) -> tensor<16xf32>
+  %o = stablehlo.add %e, %s : tensor<16xf32>
+  return %o, %c4 : tensor<16xf32>, tensor<16xf32>
+}"#;
+    let m = parse_module(src).expect("test module parses");
+    let f = m.entry().expect("entry").clone();
+    let tight = FusionConfig {
+        cycle_check_limit: 2,
+        ..FusionConfig::default()
+    };
+    let limited = plan_function(&m, &f, &tight);
+    assert!(
+        rules(&limited).contains(&"cycle-check-limit"),
+        "{:?}",
+        rules(&limited)
+    );
+    let p = plan_function(&m, &f, &FusionConfig::default());
+    assert!(!rules(&p).contains(&"cycle-check-limit"), "{:?}", rules(&p));
+    // %e (the first op) and %o (the last) share a kernel only without the limit.
+    let ops = &m.region(f.body).ops;
+    let (e, o) = (ops[0], ops[ops.len() - 2]);
+    let together = |p: &NeuronPlan| {
+        p.fusion
+            .kernels
+            .iter()
+            .any(|k| k.ops.contains(&e) && k.ops.contains(&o))
+    };
+    assert!(together(&p) && !together(&limited));
+}

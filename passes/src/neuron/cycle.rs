@@ -13,6 +13,9 @@
 //! order to stay topological once `p` joins `k` ([`TopoOrder::merge_into`] /
 //! [`TopoOrder::merge_before`]), and its cost is at most about twice that set's size.
 //! The answer is exact either way, so it does not depend on which search finishes first.
+//! On graphs with many long-range edges the moving set can be most of the graph at every
+//! check, so the searches give up past a limit of reached nodes ([`Outcome::GaveUp`]; the
+//! planner then keeps the producer out, which is always safe).
 //! Invariant: the graph is acyclic and `topo` orders it, so each search stays inside the
 //! part of the order between `p` and `k`.
 
@@ -32,6 +35,8 @@ pub enum Outcome {
     After,
     /// No cycle; the backward search finished: its nodes (then `k`) move to `p`'s place.
     Before,
+    /// The searches reached more than `limit` nodes without an answer.
+    GaveUp,
 }
 
 /// One cycle check of op `p` against kernel `k`: the graph it walks (read-only) and the
@@ -54,6 +59,8 @@ pub struct Reach<'p> {
     pub p: u32,
     pub k: u32,
     pub epoch: u32,
+    /// Most nodes both searches together may reach ([`Outcome::GaveUp`] beyond).
+    pub limit: usize,
 }
 
 impl Reach<'_> {
@@ -84,6 +91,9 @@ impl Reach<'_> {
         }
         let (mut f, mut b) = (0, 0);
         loop {
+            if self.fwd.len() + self.bwd.len() > self.limit {
+                return Outcome::GaveUp;
+            }
             let Some(&node) = self.fwd.get(f) else {
                 return Outcome::After;
             };
@@ -173,4 +183,36 @@ impl Reach<'_> {
         }
         false
     }
+}
+
+/// Whether some user of `p` outside kernel `k` reaches `k`, by a plain search without the
+/// topological bound (`pk_epoch`: `p`, `k` and a fresh search stamp). The debug
+/// cross-check of [`Reach`].
+#[cfg(debug_assertions)]
+pub fn reaches_unbounded(
+    users: &Csr,
+    members: &Csr,
+    ops: &mut [OpState],
+    pk_epoch: (u32, u32, u32),
+) -> bool {
+    let (p, k, epoch) = pk_epoch;
+    let outside = |&u: &u32| ops[u as usize].kernel != k;
+    let mut stack: Vec<u32> = users.of(p).iter().copied().filter(outside).collect();
+    while let Some(u) = stack.pop() {
+        match ops[u as usize].kernel {
+            uk if uk == k => return true,
+            _ if ops[u as usize].seen == epoch => {}
+            NONE => {
+                ops[u as usize].seen = epoch;
+                stack.extend(users.of(u));
+            }
+            uk => {
+                ops[u as usize].seen = epoch;
+                for &o in members.of(uk) {
+                    stack.extend(users.of(o));
+                }
+            }
+        }
+    }
+    false
 }

@@ -210,6 +210,10 @@ fn rule_detail(rule: &Rule, producer: &str) -> String {
             "a user of {producer} outside the kernel leads back into it, so the two kernels \
              would depend on each other"
         ),
+        Rule::CycleCheckLimit { limit } => format!(
+            "{producer} has users outside the kernel, and proving that fusing it creates \
+             no cycle would search more than {limit} ops and kernels"
+        ),
         Rule::SbufCapacity {
             per_partition_bytes,
             budget,

@@ -35,6 +35,10 @@ pub struct FusionConfig {
     pub max_inputs: usize,
     /// Per-partition SBUF budget for resident rows of reduction kernels.
     pub sbuf_partition_bytes: u64,
+    /// Most nodes one multi-output cycle check may reach before it gives up and the
+    /// producer stays out of the kernel (bounds the planner's time on graphs with many
+    /// long-range edges; real traces reach at most a few hundred).
+    pub cycle_check_limit: usize,
 }
 
 impl Default for FusionConfig {
@@ -42,6 +46,7 @@ impl Default for FusionConfig {
         FusionConfig {
             max_inputs: 16,
             sbuf_partition_bytes: SBUF_PARTITION_BYTES,
+            cycle_check_limit: 2048,
         }
     }
 }
@@ -177,6 +182,8 @@ pub enum Rule {
     MismatchedReductions,
     /// Fusing would create a cycle between kernels (a user outside leads back in).
     WouldCreateCycle,
+    /// Proving that fusing creates no cycle would reach more nodes than the limit.
+    CycleCheckLimit { limit: usize },
     /// Resident reduction rows would exceed the per-partition SBUF budget.
     SbufCapacity {
         per_partition_bytes: u64,
@@ -197,6 +204,7 @@ impl Rule {
             Rule::ReduceIntoReduce => "no-reduce-into-reduce",
             Rule::MismatchedReductions => "mismatched-reductions",
             Rule::WouldCreateCycle => "would-create-cycle",
+            Rule::CycleCheckLimit { .. } => "cycle-check-limit",
             Rule::SbufCapacity { .. } => "sbuf-capacity",
             Rule::TooManyInputs { .. } => "too-many-inputs",
         }

@@ -579,8 +579,8 @@ impl<'a> Planner<'a> {
         let duplicate = outside && class <= OpClass::Cheap;
         // Non-cheap producers are never recomputed: they become an extra kernel output
         // (multi-output fusion), which is only legal without a cycle.
-        if outside && !duplicate && self.creates_cycle(p, k) {
-            return Err(Rule::WouldCreateCycle);
+        if outside && !duplicate {
+            self.cycle_check(p, k)?;
         }
         let inputs = self.tensor_inputs_with(p, k);
         if inputs > self.cfg.max_inputs {
@@ -731,10 +731,10 @@ impl<'a> Planner<'a> {
         self.epoch
     }
 
-    /// Whether some user of `p` outside kernel `k` reaches `k` (a user that belongs to
-    /// another kernel stands for all of that kernel's ops), by [`Reach`]. Without a cycle,
-    /// the nodes that must move in [`TopoOrder`] if `p` joins are kept in `moved`.
-    fn creates_cycle(&mut self, p: u32, k: u32) -> bool {
+    /// Refuses `p` if some user of it outside kernel `k` reaches `k` (a user that belongs
+    /// to another kernel stands for all of that kernel's ops) or [`Reach`] gives up. Without
+    /// a cycle, the nodes that must move in [`TopoOrder`] if `p` joins are kept in `moved`.
+    fn cycle_check(&mut self, p: u32, k: u32) -> Result<(), Rule> {
         let epoch = self.next_epoch();
         self.next_epoch();
         self.moved_for = NONE;
@@ -751,16 +751,30 @@ impl<'a> Planner<'a> {
             p,
             k,
             epoch,
+            limit: self.cfg.cycle_check_limit,
         }
         .run();
         #[cfg(debug_assertions)]
-        assert!(
-            self.ops.len() > SMALL_REGION
-                || self.reaches_unbounded(p, k) == (outcome == Outcome::Cycle),
-            "the bounded cycle check disagrees with a full search"
-        );
+        if self.ops.len() <= SMALL_REGION && outcome != Outcome::GaveUp {
+            let e = self.next_epoch();
+            let full = super::cycle::reaches_unbounded(
+                &self.users,
+                &self.members,
+                &mut self.ops,
+                (p, k, e),
+            );
+            assert_eq!(
+                full,
+                outcome == Outcome::Cycle,
+                "bounded and full cycle checks differ"
+            );
+        }
         match outcome {
-            Outcome::Cycle => return true,
+            Outcome::Cycle => return Err(Rule::WouldCreateCycle),
+            Outcome::GaveUp => {
+                let limit = self.cfg.cycle_check_limit;
+                return Err(Rule::CycleCheckLimit { limit });
+            }
             Outcome::After => self.moved_before = false,
             Outcome::Before => {
                 self.moved_before = true;
@@ -768,31 +782,6 @@ impl<'a> Planner<'a> {
             }
         }
         self.moved_for = p;
-        false
-    }
-
-    /// The cycle search without the topological bound (debug cross-check).
-    #[cfg(debug_assertions)]
-    fn reaches_unbounded(&mut self, p: u32, k: u32) -> bool {
-        let epoch = self.next_epoch();
-        let outside = |&u: &u32| self.ops[u as usize].kernel != k;
-        let mut stack: Vec<u32> = self.users.of(p).iter().copied().filter(outside).collect();
-        while let Some(u) = stack.pop() {
-            match self.ops[u as usize].kernel {
-                uk if uk == k => return true,
-                _ if self.ops[u as usize].seen == epoch => {}
-                NONE => {
-                    self.ops[u as usize].seen = epoch;
-                    stack.extend(self.users.of(u));
-                }
-                uk => {
-                    self.ops[u as usize].seen = epoch;
-                    for &o in self.members.of(uk) {
-                        stack.extend(self.users.of(o));
-                    }
-                }
-            }
-        }
-        false
+        Ok(())
     }
 }
