@@ -48,13 +48,15 @@
 //!   whole remaining extent, plus a `reshape`.
 //! * f16 is not normalized on CPU (no `FloatNormalization` for F16; f16 arithmetic stays
 //!   f16 in the optimized HLO, and f16 dot/conv are computed in f32 and converted back,
-//!   `ChangeOpDataType`), so f16 stays strict, except that an f16 `reduce` also folds in
-//!   the tree-rewritten sequential order rounding every step (checked with jaxlib on f16
-//!   sums of 8 to 100 elements), so f16 sums and products get the same rewrite as bf16. An
-//!   f16 `batch_norm_training` is expanded first into XLA's f16 ops
-//!   ([`crate::xla_batch_norm`]), whose sums then get that rewrite too. The f8/f4 types are normalized to f16 by
-//!   the same mechanism; that is not modeled here (no known trace computes directly in
-//!   f8).
+//!   `ChangeOpDataType`), so f16 stays strict, except that an f16 `reduce` also rounds
+//!   every step: it gets the same tree-rewriter `reduce_window`s as bf16, and its final
+//!   reduce folds in the order LLVM's loop vectorizer gives XLA:CPU's reassociable f16
+//!   loop (sequential for one reduced dimension, lanes over the next-to-innermost reduced
+//!   dimension otherwise; [`crate::reduce::xla_lanes`]). An f16 `batch_norm_training`,
+//!   `batch_norm_inference` or `batch_norm_grad` is expanded first into XLA's f16 ops
+//!   ([`crate::xla_batch_norm`]), whose sums then get that rewrite too. The f8/f4 types
+//!   are normalized to f16 by the same mechanism; that is not modeled here (no known trace
+//!   computes directly in f8).
 //!
 //! # The rewrite
 //! [`xla_module`] first inlines every `func.call` and `stablehlo.composite` (bounded
@@ -68,7 +70,9 @@
 //! evaluates `X` in f32 — `X' = X(convert(bf16 operands) to f32) : f32`, inserted where
 //! `X` was — turns `X` into `convert(X') : bf16` (its other users still read the rounded
 //! value) and feeds `c` from `X'` (an f32 -> f32 identity convert). Every bf16 or f16
-//! `reduce` whose body is one `add` or `multiply` becomes the `reduce_window` chain above. With
+//! `reduce` whose body is one `add` or `multiply` becomes the `reduce_window` chain above
+//! (for f16, the chain's tree-rewriter windows and then the reduce itself, marked to fold
+//! in XLA:CPU's vectorized order). With
 //! these rules the bf16 bert/llama fixtures run bit-identically to jaxlib's XLA:CPU.
 //!
 //! Invariants: the input module is never modified; the result is SSA-valid (`X'` and its
@@ -85,7 +89,11 @@ use neuronc_ir::{
 };
 use rustc_hash::FxHashMap;
 
+use crate::reduce::xla_lanes::{self, ATTR as XLA_ORDER_ATTR};
 use crate::region::{classify, Body};
+
+/// XLA:CPU's f16 batch-norm expansions, shared with `decompose-batch-norm`.
+pub use crate::xla_batch_norm::{build_f16_batch_norm, is_f16_batch_norm, F16BatchNorm};
 
 /// Which floating-point semantics the interpreter follows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -377,9 +385,11 @@ fn find_reduces(m: &Module) -> Vec<(OpId, RegionId, OpKind)> {
     out
 }
 
-/// Replaces `reduce` op `r` by XLA:CPU's sequential evaluation order: tree-rewriter
-/// `reduce_window`s, then one `reduce_window` over the whole reduced extent; `r` itself
-/// becomes the final `reshape`. Returns the new ops, to go before `r`.
+/// Replaces `reduce` op `r` by XLA:CPU's evaluation order: tree-rewriter
+/// `reduce_window`s, then one sequential `reduce_window` over the whole reduced extent,
+/// `r` itself becoming the final `reshape`; except that an f16 window or final step that
+/// XLA:CPU vectorizes ([`xla_lanes::vectorized`]) is a reduce marked to fold in that
+/// order. Returns the new ops, to go before `r`.
 fn sequential_reduce(m: &mut Module, r: OpId, kind: OpKind) -> Vec<OpId> {
     let op = m.op(r).clone();
     let (mut cur, init) = (op.operands[0], op.operands[1]);
@@ -391,6 +401,8 @@ fn sequential_reduce(m: &mut Module, r: OpId, kind: OpKind) -> Vec<OpId> {
     let elem = elem_of(m, cur).unwrap_or(ElemType::BF16);
     let is_red = |d: usize| red.contains(&(d as i64));
     let mut new_ops = Vec::new();
+    // Only the first step reads the operand (and the producers XLA fuses into it).
+    let mut streams = fused_streams(m, cur);
     while (0..shape.len()).any(|d| is_red(d) && shape[d] > TREE_WINDOW) {
         let win: Vec<i64> = (0..shape.len())
             .map(|d| {
@@ -402,9 +414,40 @@ fn sequential_reduce(m: &mut Module, r: OpId, kind: OpKind) -> Vec<OpId> {
             })
             .collect();
         let (out, pad) = same_padding(&shape, &win);
-        let rw = reduce_window(m, [cur, init], &out, (&win, &win), pad, (elem, kind));
-        new_ops.push(rw);
-        (cur, shape) = (m.op(rw).results[0], out);
+        let window_sizes: Vec<i64> = win.iter().copied().filter(|&w| w > 1).collect();
+        if elem == ElemType::F16
+            && pad.iter().all(|&p| p == 0)
+            && xla_lanes::vectorized(&window_sizes, streams)
+        {
+            // Unpadded, XLA:CPU's window loops vectorize like a reduce's.
+            let order = (kind, streams);
+            cur = window_reduce(m, [cur, init], (&shape, &win), &out, order, &mut new_ops);
+        } else {
+            let rw = reduce_window(m, [cur, init], &out, (&win, &win), pad, (elem, kind));
+            new_ops.push(rw);
+            cur = m.op(rw).results[0];
+        }
+        shape = out;
+        streams = 1;
+    }
+    let sizes: Vec<i64> = (0..shape.len())
+        .filter(|&d| is_red(d))
+        .map(|d| shape[d])
+        .collect();
+    if elem == ElemType::F16 && xla_lanes::vectorized(&sizes, streams) {
+        // The reduce itself, folded in XLA:CPU's vectorized order.
+        let reduce = m.op_mut(r);
+        reduce.operands[0] = cur;
+        reduce
+            .attrs
+            .set(XLA_ORDER_ATTR, Attr::Int(streams, ElemType::Int(64)));
+        // XLA's loops nest the reduced dimensions in dimension order (as `sizes` lists them).
+        let mut dims = red.clone();
+        dims.sort_unstable();
+        reduce
+            .attrs
+            .set("dimensions", Attr::IntArray(ElemType::Int(64), dims));
+        return new_ops;
     }
     let win: Vec<i64> = (0..shape.len())
         .map(|d| if is_red(d) { shape[d] } else { 1 })
@@ -423,6 +466,87 @@ fn sequential_reduce(m: &mut Module, r: OpId, kind: OpKind) -> Vec<OpId> {
     reshape.attrs = NamedAttrs::new();
     reshape.regions.clear();
     new_ops
+}
+
+/// The `reduce_window` of `x` (shape `shape`, windows and strides `win`, no padding) as
+/// `reshape` (each windowed dimension split into `[count, window]`) then a `reduce` over
+/// the window parts marked to fold in XLA:CPU's vectorized order, appended to `new_ops`;
+/// returns the reduce's result (of shape `out`).
+fn window_reduce(
+    m: &mut Module,
+    [x, init]: [ValueId; 2],
+    (shape, win): (&[i64], &[i64]),
+    out: &[i64],
+    (kind, streams): (OpKind, i64),
+    new_ops: &mut Vec<OpId>,
+) -> ValueId {
+    let mut split = Vec::with_capacity(2 * shape.len());
+    let mut dims = Vec::new();
+    for (&n, &w) in shape.iter().zip(win) {
+        split.push(n / w.max(1));
+        if w > 1 {
+            dims.push(split.len() as i64);
+            split.push(w);
+        }
+    }
+    let split_ty = m.types.tensor(ElemType::F16, &split);
+    let reshape = m.create_op(OpKind::Reshape, vec![x], &[split_ty], NamedAttrs::new());
+    new_ops.push(reshape);
+    let split_v = m.op(reshape).results[0];
+    let mut attrs = NamedAttrs::new();
+    attrs.set("dimensions", Attr::IntArray(ElemType::Int(64), dims));
+    attrs.set(XLA_ORDER_ATTR, Attr::Int(streams, ElemType::Int(64)));
+    let ty = m.types.tensor(ElemType::F16, out);
+    let red = m.create_op(OpKind::Reduce, vec![split_v, init], &[ty], attrs);
+    binary_body(m, red, ElemType::F16, kind);
+    new_ops.push(red);
+    m.op(red).results[0]
+}
+
+/// How many full-size arrays the loop of a reduce of `v` reads in XLA:CPU, which fuses
+/// the elementwise producers of `v` (of `v`'s shape, transitively) into the reduce: the
+/// distinct values of `v`'s shape those producers read that are not themselves such
+/// producers, broadcasts or constants (a broadcast reads its smaller operand, a splat
+/// nothing). XLA's loop vectorizer weighs these loads ([`crate::reduce::xla_lanes`]).
+fn fused_streams(m: &Module, v: ValueId) -> i64 {
+    let Some(shape) = m.tensor_type(v).map(|t| t.shape.clone()) else {
+        return 1;
+    };
+    let mut leaves = std::collections::BTreeSet::new();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        if !seen.insert(v) || m.tensor_type(v).map(|t| &t.shape) != Some(&shape) {
+            continue;
+        }
+        let producer = match m.value(v).def {
+            ValueDef::Result(op, _) => Some(m.op(op)),
+            _ => None,
+        };
+        match producer {
+            Some(p) if p.kind.is_elementwise() && p.results.len() == 1 => {
+                stack.extend(p.operands.iter().copied());
+            }
+            Some(p) if matches!(p.kind, OpKind::BroadcastInDim | OpKind::Constant) => {}
+            _ => {
+                leaves.insert(v);
+            }
+        }
+    }
+    leaves.len().max(1) as i64
+}
+
+/// Gives region-less op `op` a body region computing `kind` of its two `elem` arguments.
+fn binary_body(m: &mut Module, op: OpId, elem: ElemType, kind: OpKind) {
+    let body = m.add_op_region(op);
+    let scalar = m.types.tensor(elem, &[]);
+    let a = m.add_region_arg(body, scalar);
+    let b = m.add_region_arg(body, scalar);
+    let bin = m.create_op(kind, vec![a, b], &[scalar], NamedAttrs::new());
+    m.append_op(body, bin);
+    let v = m.op(bin).results[0];
+    let ret = m.create_op(OpKind::Return, vec![v], &[], NamedAttrs::new());
+    m.append_op(body, ret);
 }
 
 /// Output shape and `[lo, hi]` padding per dimension of a window with `SAME` padding
@@ -457,15 +581,7 @@ fn reduce_window(
     attrs.set("padding", Attr::IntArray(i64t, pad));
     let ty = m.types.tensor(elem, out);
     let rw = m.create_op(OpKind::ReduceWindow, operands.to_vec(), &[ty], attrs);
-    let body = m.add_op_region(rw);
-    let scalar = m.types.tensor(elem, &[]);
-    let a = m.add_region_arg(body, scalar);
-    let b = m.add_region_arg(body, scalar);
-    let bin = m.create_op(kind, vec![a, b], &[scalar], NamedAttrs::new());
-    m.append_op(body, bin);
-    let sum = m.op(bin).results[0];
-    let ret = m.create_op(OpKind::Return, vec![sum], &[], NamedAttrs::new());
-    m.append_op(body, ret);
+    binary_body(m, rw, elem, kind);
     rw
 }
 

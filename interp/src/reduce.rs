@@ -13,6 +13,8 @@ use crate::shape::{dims, strides, transpose};
 use crate::tensor::{Data, Tensor};
 use neuronc_ir::{OpKind, RegionId, TensorType};
 
+pub(crate) mod xla_lanes;
+
 /// Entry for the region-carrying ops.
 pub(crate) fn exec(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
     let ins: Vec<Tensor> = cx
@@ -113,11 +115,42 @@ fn reduce(
         .iter()
         .map(|t| cx.wrap(move_last(t, &red)))
         .collect::<Res<_>>()?;
-    let chunk: usize = red
+    let sizes: Vec<usize> = red
         .iter()
         .map(|&d| srcs[0].shape().get(d as usize).copied().unwrap_or(0).max(0) as usize)
-        .product();
+        .collect();
+    let chunk: usize = sizes.iter().product();
+    if let Some(attr) = cx.attrs().get(xla_lanes::ATTR) {
+        let streams = match attr {
+            neuronc_ir::Attr::Int(n, _) => *n,
+            _ => 1,
+        };
+        let shape = (sizes.as_slice(), streams);
+        if let Some(t) = xla_order(it, region, (&moved, inits), &outs[0], shape) {
+            return Ok(vec![t]);
+        }
+    }
     fold_all(it, region, &moved, inits, outs, chunk, Accum::Wide)
+}
+
+/// A single-input f32-class sum or product folded in XLA:CPU's order
+/// ([`xla_lanes::fold`]); `None` for other reductions.
+fn xla_order(
+    it: &Interp<'_>,
+    region: RegionId,
+    (srcs, inits): (&[Tensor], &[Tensor]),
+    out: &TensorType,
+    (sizes, streams): (&[usize], i64),
+) -> Option<Tensor> {
+    let Body::Bin(kind @ (OpKind::Add | OpKind::Multiply)) = classify(it.m, region) else {
+        return None;
+    };
+    let (Data::F32(src), Data::F32(init)) = (srcs.first()?.data(), inits.first()?.data()) else {
+        return None;
+    };
+    let outs = out.num_elements() as usize;
+    let v = xla_lanes::fold(kind, out.elem, src, (outs, sizes, streams), *init.first()?);
+    Tensor::new(out.clone(), Data::F32(v)).ok()
 }
 
 /// Window geometry of `reduce_window` / `select_and_scatter`.

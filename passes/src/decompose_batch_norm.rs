@@ -12,19 +12,24 @@
 //!   `grad_x = (scale*r) * (dy - Σdy/N - c * (Σ(dy*c) * r² / N))`.
 //!
 //! Per-feature arithmetic is done on the `[C]` vectors before broadcasting, so the
-//! expansion adds only a few full-size ops. `f16`/`bf16` batch norms are computed in `f32`
+//! expansion adds only a few full-size ops. `bf16` batch norms are computed in `f32`
 //! (operands converted up, results converted back once), matching the single rounding of
-//! the fused op; a bf16 operand that an op computes is rounded explicitly once widened, so
-//! that XLA:CPU, which would otherwise read its unrounded f32 value there, reads what the
-//! batch norm op read. Ops on other element types are left alone.
+//! the fused op, which is what XLA:CPU computes too (it normalizes bf16 to f32); a bf16
+//! operand that an op computes is rounded explicitly once widened, so that XLA:CPU, which
+//! would otherwise read its unrounded f32 value there, reads what the batch norm op read.
+//! `f16` batch norms become XLA's own f16 expansion
+//! ([`neuronc_interp::excess_precision::build_f16_batch_norm`]: f16 steps, `E[x²] - E[x]²`),
+//! which is what XLA:CPU computes for the op (it does not normalize f16) and what the
+//! interpreter's `xla` semantics evaluate the op as, so the pass changes neither. Ops on
+//! other element types are left alone.
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
 use crate::ir_util::{encode_scalar, parent_regions};
 use crate::pass::Pass;
-use neuronc_interp::excess_precision::unrounded_source;
+use neuronc_interp::excess_precision::{build_f16_batch_norm, unrounded_source, F16BatchNorm};
 use neuronc_ir::build::OpSeq;
-use neuronc_ir::{Attr, ElemType, Module, NamedAttrs, OpId, OpKind, TypeId, ValueId};
+use neuronc_ir::{Attr, ElemType, Module, NamedAttrs, OpId, OpKind, RegionId, TypeId, ValueId};
 use rustc_hash::FxHashMap;
 
 /// `reduce_precision` bits of bf16 (its exponent range is f32's, so this rounding is
@@ -260,6 +265,17 @@ fn expand(
     let Some(parent) = o.parent else {
         return;
     };
+    if s.narrow == Some(ElemType::F16) {
+        if let Some(d) = F16BatchNorm::of(m, op) {
+            let mut seq = OpSeq::new(m, o.loc, o.span);
+            if let Some(results) = build_f16_batch_norm(&mut seq, &d, &o.operands) {
+                let new_ops = seq.finish();
+                place(m, op, parent, new_ops, expansions);
+                map.extend(o.results.iter().copied().zip(results));
+                return;
+            }
+        }
+    }
     let mut b = Builder {
         seq: OpSeq::new(m, o.loc, o.span),
     };
@@ -294,11 +310,22 @@ fn expand(
         .map(|(v, &old)| b.narrow_to(v, b.seq.m.value_type(old)))
         .collect();
     let new_ops = b.seq.finish();
+    place(m, op, parent, new_ops, expansions);
+    map.extend(o.results.iter().copied().zip(new_results));
+}
+
+/// Records `new_ops` (detached, now given region `parent`) as the expansion of `op`.
+fn place(
+    m: &mut Module,
+    op: OpId,
+    parent: RegionId,
+    new_ops: Vec<OpId>,
+    expansions: &mut FxHashMap<OpId, Vec<OpId>>,
+) {
     for &new in &new_ops {
         m.op_mut(new).parent = Some(parent);
     }
     expansions.insert(op, new_ops);
-    map.extend(o.results.iter().copied().zip(new_results));
 }
 
 fn expand_grad(b: &mut Builder, operands: &[ValueId], s: &Shape) -> Vec<ValueId> {

@@ -1,0 +1,5 @@
+func.func @main(%x: tensor<2x6x32xbf16>) -> tensor<6xbf16> {
+  %z = stablehlo.constant dense<0.0> : tensor<bf16>
+  %r = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [0, 2] : (tensor<2x6x32xbf16>, tensor<bf16>) -> tensor<6xbf16>
+  return %r : tensor<6xbf16>
+}

@@ -1,0 +1,5 @@
+func.func @main(%x: tensor<18x6x5xf16>) -> tensor<6xf16> {
+  %z = stablehlo.constant dense<0.0> : tensor<f16>
+  %r = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [0, 2] : (tensor<18x6x5xf16>, tensor<f16>) -> tensor<6xf16>
+  return %r : tensor<6xf16>
+}
