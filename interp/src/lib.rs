@@ -195,11 +195,17 @@ pub fn run_function_all(
     collectives::run_spmd(module, func_name, inputs, opts)
 }
 
-/// `module` as the interpreter must run it to follow `semantics`.
+/// `module` as the interpreter must run it to follow `semantics`: for `xla`, jaxlib's
+/// `A / broadcast(B)` reciprocal rewrite (interpreter only, see [`xla_divide`]), then the
+/// rewrite `compile` plans from too ([`excess_precision::xla_module`]).
 fn with_semantics(module: &Module, semantics: FloatSemantics) -> std::borrow::Cow<'_, Module> {
+    use std::borrow::Cow;
     match semantics {
-        FloatSemantics::Strict => std::borrow::Cow::Borrowed(module),
-        FloatSemantics::Xla => excess_precision::xla_module(module),
+        FloatSemantics::Strict => Cow::Borrowed(module),
+        FloatSemantics::Xla => match xla_divide::broadcast_reciprocals(module) {
+            Cow::Borrowed(m) => excess_precision::xla_module(m),
+            Cow::Owned(m) => Cow::Owned(excess_precision::xla_module(&m).into_owned()),
+        },
     }
 }
 

@@ -2,8 +2,9 @@
 //! `FloatSemantics::Xla` must follow it: `multiply(convert(pred), x)` is
 //! `select(pred, x, 0)` (0, not NaN, where `pred` is false and `x` is infinite; torch_xla's
 //! `scatter_reduce(amax)` backward depends on it) and `log(exp(x))` is `x` (no overflow to
-//! inf or underflow to -inf); `x / constant` is `x * (1 / constant)` and f16 `logistic(x)` is
-//! `1 / (1 + exp(-x))` in f16 ops (both round differently from the spec's single op).
+//! inf or underflow to -inf); `x / constant` is `x * (1 / constant)`, `x / broadcast(b)` of a
+//! single-use `b` is `x * broadcast(1 / b)` and f16 `logistic(x)` is `1 / (1 + exp(-x))` in
+//! f16 ops (all round differently from the spec's single op).
 //! `FloatSemantics::Strict` keeps the spec's values. Expected
 //! values are hand-derived (inf * 0 = NaN, select picks 0, exp(100) overflows f32 and f16,
 //! exp(800) overflows f64); the same values were printed by XLA:CPU (jaxlib 0.10.2,
@@ -269,4 +270,86 @@ fn xla_semantics_f16_logistic_is_an_f16_op_chain() {
         same(&strict, &[vec![0.26904296875, 0.04742431640625, 0.5]]),
         "got {strict:?}"
     );
+}
+
+/// Divides by `broadcast_in_dim`s of non-constant values. XLA:CPU rewrites `A / broadcast(B)`
+/// into `A * broadcast(1 / B)` when `B` has one use: `%0` (f32 scalar `%s`), `%1` (f16 vector
+/// `%v` broadcast along the minor axis, dividend itself a broadcast) and `%2` (f64 scalar
+/// `%d`). It does not rewrite `%3`, the second divide by the broadcast of `%s` (the first
+/// rewrite gave `%s` a second use), `%4`, a divide by an identity broadcast of `%t`, nor
+/// `%5`, a broadcast of `%t`, which has two uses.
+const DIV_BCAST: &str = r#"
+func.func @main(%x: tensor<3xf32>, %s: tensor<f32>, %v: tensor<2xf16>, %d: tensor<f64>, %t: tensor<3xf32>) -> (tensor<3xf32>, tensor<3x2xf16>, tensor<2xf64>, tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>) {
+  %b = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<3xf32>
+  %0 = stablehlo.divide %x, %b : tensor<3xf32>
+  %h = stablehlo.convert %x : (tensor<3xf32>) -> tensor<3xf16>
+  %hb = stablehlo.broadcast_in_dim %h, dims = [0] : (tensor<3xf16>) -> tensor<3x2xf16>
+  %vb = stablehlo.broadcast_in_dim %v, dims = [1] : (tensor<2xf16>) -> tensor<3x2xf16>
+  %1 = stablehlo.divide %hb, %vb : tensor<3x2xf16>
+  %xs = stablehlo.slice %x [0:2] : (tensor<3xf32>) -> tensor<2xf32>
+  %xd = stablehlo.convert %xs : (tensor<2xf32>) -> tensor<2xf64>
+  %db = stablehlo.broadcast_in_dim %d, dims = [] : (tensor<f64>) -> tensor<2xf64>
+  %2 = stablehlo.divide %xd, %db : tensor<2xf64>
+  %c = stablehlo.constant dense<[5.0, 7.0, 3.0]> : tensor<3xf32>
+  %3 = stablehlo.divide %c, %b : tensor<3xf32>
+  %tb = stablehlo.broadcast_in_dim %t, dims = [0] : (tensor<3xf32>) -> tensor<3xf32>
+  %4 = stablehlo.divide %x, %tb : tensor<3xf32>
+  %xb = stablehlo.broadcast_in_dim %x, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+  %tb2 = stablehlo.broadcast_in_dim %t, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+  %5 = stablehlo.divide %xb, %tb2 : tensor<2x3xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<3xf32>, tensor<3x2xf16>, tensor<2xf64>, tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>
+}"#;
+
+/// Hand derivation, x = (5, 7, 3), s = 3, v = (6, 3), d = 3, t = (3, 3, 3):
+/// * f32: fl(1/3) = 0.3333333432674408; 5 * it = 1.66666671634 -> 1.6666667461395264 (the
+///   quotient 5/3 rounds to 1.6666666269302368); 7 * it = 2.33333340287 -> 2.3333334922790527
+///   (quotient 2.3333332538604736); 3 * it = 1.0000000298 -> 1.0.
+/// * f16: fl(1/6) = 1365/8192, fl(1/3) = 1365/4096. 5/6: 0.8330078125 (see
+///   `xla_semantics_divide_by_constant_is_a_reciprocal_product`); 5 * 1365/4096 = 1706.25/1024
+///   -> 1.666015625 (quotient 1707/1024); 7/6: 1.166015625; 7 * 1365/4096 = 1194.375/512 ->
+///   2.33203125 (quotient 1195/512); 3/6: 0.5; 3 * 1365/4096 = 2047.5/2048 ties to even 1.0.
+/// * f64: 5 * fl(1/3) -> 1.6666666666666665; 7 * fl(1/3) = 2.33333333333333320 ->
+///   2.333333333333333 (quotient 2.3333333333333335).
+/// * `%3`, `%4`, `%5`: the correctly rounded f32 quotients.
+///
+/// XLA:CPU (jaxlib 0.10.2, `tools/xla_run.py`) printed the same values for this program.
+#[test]
+fn xla_semantics_divide_by_a_broadcast_of_a_single_use_value_is_a_reciprocal_product() {
+    let inputs = || {
+        vec![
+            Tensor::from_f32(&[3], &[5.0, 7.0, 3.0]).expect("f32"),
+            Tensor::from_f32(&[], &[3.0]).expect("f32"),
+            Tensor::from_f64_as(neuronc_ir::ElemType::F16, &[2], &[6.0, 3.0]).expect("f16"),
+            Tensor::from_f64(&[], &[3.0]).expect("f64"),
+            Tensor::from_f32(&[3], &[3.0, 3.0, 3.0]).expect("f32"),
+        ]
+    };
+    let quot = vec![1.6666666269302368, 2.3333332538604736, 1.0];
+    let got = run_with(DIV_BCAST, inputs(), FloatSemantics::Xla);
+    let want = vec![
+        vec![1.6666667461395264, 2.3333334922790527, 1.0],
+        vec![0.8330078125, 1.666015625, 1.166015625, 2.33203125, 0.5, 1.0],
+        vec![1.6666666666666665, 2.333333333333333],
+        quot.clone(),
+        quot.clone(),
+        quot.repeat(2),
+    ];
+    assert!(same(&got, &want), "got {got:?}");
+    let strict = run_with(DIV_BCAST, inputs(), FloatSemantics::Strict);
+    let spec = vec![
+        quot.clone(),
+        vec![
+            0.83349609375,
+            1.6669921875,
+            1.1669921875,
+            2.333984375,
+            0.5,
+            1.0,
+        ],
+        vec![1.6666666666666667, 2.3333333333333335],
+        quot.clone(),
+        quot.clone(),
+        quot.repeat(2),
+    ];
+    assert!(same(&strict, &spec), "got {strict:?}");
 }
