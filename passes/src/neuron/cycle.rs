@@ -14,8 +14,9 @@
 //! [`TopoOrder::merge_before`]), and its cost is at most about twice that set's size.
 //! The answer is exact either way, so it does not depend on which search finishes first.
 //! On graphs with many long-range edges the moving set can be most of the graph at every
-//! check, so the searches give up past a limit of reached nodes ([`Outcome::GaveUp`]; the
-//! planner then keeps the producer out, which is always safe).
+//! check, so the searches give up past a limit of reached nodes, or at once for a producer
+//! with more users than that ([`Outcome::GaveUp`]; the planner then keeps the producer
+//! out, which is always safe).
 //! Invariant: the graph is acyclic and `topo` orders it, so each search stays inside the
 //! part of the order between `p` and `k`.
 
@@ -68,6 +69,11 @@ impl Reach<'_> {
     pub fn run(&mut self) -> Outcome {
         self.fwd.clear();
         self.bwd.clear();
+        // A producer read by more ops than the limit (a value shared across a whole model)
+        // would fill the forward search with its users alone, at every kernel reading it.
+        if self.users.of(self.p).len() > self.limit {
+            return Outcome::GaveUp;
+        }
         let bounds = (
             self.topo.key(Node::Kernel(self.k)),
             self.topo.key(Node::Op(self.p)),
