@@ -111,7 +111,6 @@ pub enum FloatSemantics {
 /// One normalized op `X` and the `convert(X) : bf16 -> f32` ops that read it.
 struct Site {
     op: OpId,
-    region: RegionId,
     converts: Vec<OpId>,
 }
 
@@ -135,20 +134,13 @@ pub fn xla_module(module: &Module) -> Cow<'_, Module> {
     let sites = find_sites(&m);
     let reduces = find_reduces(&m);
     let mut before: BTreeMap<OpId, Vec<OpId>> = BTreeMap::new();
-    let mut regions: Vec<RegionId> = Vec::new();
     for site in &sites {
         before.insert(site.op, widen(&mut m, site));
-        regions.push(site.region);
     }
-    for &(op, region, kind) in &reduces {
+    for &(op, kind) in &reduces {
         before.insert(op, sequential_reduce(&mut m, op, kind));
-        regions.push(region);
     }
-    regions.sort();
-    regions.dedup();
-    for r in regions {
-        splice(&mut m, r, &before);
-    }
+    splice_all(&mut m, &before);
     Cow::Owned(m)
 }
 
@@ -291,14 +283,8 @@ fn find_sites(m: &Module) -> Vec<Site> {
     });
     by_op
         .into_iter()
-        .filter_map(|(op, converts)| {
-            let region = m.op(op).parent?;
-            Some(Site {
-                op,
-                region,
-                converts,
-            })
-        })
+        .filter(|(op, _)| m.op(*op).parent.is_some())
+        .map(|(op, converts)| Site { op, converts })
         .collect()
 }
 
@@ -340,8 +326,19 @@ fn widen(m: &mut Module, site: &Site) -> Vec<OpId> {
     new_ops
 }
 
+/// Places the new ops of `before` (op -> the detached ops to go before it) before the ops
+/// they were made for, in the regions holding those ops.
+pub(crate) fn splice_all(m: &mut Module, before: &BTreeMap<OpId, Vec<OpId>>) {
+    let mut regions: Vec<RegionId> = before.keys().filter_map(|&op| m.op(op).parent).collect();
+    regions.sort();
+    regions.dedup();
+    for r in regions {
+        splice(m, r, before);
+    }
+}
+
 /// Places the new ops of region `r` before the ops they were made for.
-pub(crate) fn splice(m: &mut Module, r: RegionId, before: &BTreeMap<OpId, Vec<OpId>>) {
+fn splice(m: &mut Module, r: RegionId, before: &BTreeMap<OpId, Vec<OpId>>) {
     let old = std::mem::take(&mut m.region_mut(r).ops);
     let mut ops = Vec::with_capacity(old.len() + before.len() * 2);
     for op in old {
@@ -360,9 +357,9 @@ pub(crate) fn splice(m: &mut Module, r: RegionId, before: &BTreeMap<OpId, Vec<Op
 const TREE_WINDOW: i64 = 32;
 
 /// Every single-input bf16 or f16 `reduce` whose body is `add` or `multiply` of its two
-/// arguments: (op, its region, the body's op kind), in op id order. (f16 is not
+/// arguments: (op, the body's op kind), in op id order. (f16 is not
 /// normalized, but its reducer still rounds every step in the same tree-rewritten order.)
-fn find_reduces(m: &Module) -> Vec<(OpId, RegionId, OpKind)> {
+fn find_reduces(m: &Module) -> Vec<(OpId, OpKind)> {
     let mut out = Vec::new();
     m.walk_ops(|r| {
         let op = m.op(r);
@@ -376,9 +373,11 @@ fn find_reduces(m: &Module) -> Vec<(OpId, RegionId, OpKind)> {
         if !half || op.regions.len() != 1 {
             return;
         }
-        let Some(parent) = op.parent else { return };
+        if op.parent.is_none() {
+            return;
+        }
         if let Body::Bin(k @ (OpKind::Add | OpKind::Multiply)) = classify(m, op.regions[0]) {
-            out.push((r, parent, k));
+            out.push((r, k));
         }
     });
     out.sort();
@@ -498,7 +497,8 @@ fn window_reduce(
     attrs.set(XLA_ORDER_ATTR, Attr::Int(streams, ElemType::Int(64)));
     let ty = m.types.tensor(ElemType::F16, out);
     let red = m.create_op(OpKind::Reduce, vec![split_v, init], &[ty], attrs);
-    binary_body(m, red, ElemType::F16, kind);
+    let scalar = m.types.tensor(ElemType::F16, &[]);
+    neuronc_ir::build::binary_body(m, red, scalar, kind);
     new_ops.push(red);
     m.op(red).results[0]
 }
@@ -536,19 +536,6 @@ fn fused_streams(m: &Module, v: ValueId) -> i64 {
     leaves.len().max(1) as i64
 }
 
-/// Gives region-less op `op` a body region computing `kind` of its two `elem` arguments.
-fn binary_body(m: &mut Module, op: OpId, elem: ElemType, kind: OpKind) {
-    let body = m.add_op_region(op);
-    let scalar = m.types.tensor(elem, &[]);
-    let a = m.add_region_arg(body, scalar);
-    let b = m.add_region_arg(body, scalar);
-    let bin = m.create_op(kind, vec![a, b], &[scalar], NamedAttrs::new());
-    m.append_op(body, bin);
-    let v = m.op(bin).results[0];
-    let ret = m.create_op(OpKind::Return, vec![v], &[], NamedAttrs::new());
-    m.append_op(body, ret);
-}
-
 /// Output shape and `[lo, hi]` padding per dimension of a window with `SAME` padding
 /// (XLA's `MakePadding`: `ceil(n / stride)` outputs, the missing extent split evenly,
 /// the odd element high).
@@ -581,7 +568,8 @@ fn reduce_window(
     attrs.set("padding", Attr::IntArray(i64t, pad));
     let ty = m.types.tensor(elem, out);
     let rw = m.create_op(OpKind::ReduceWindow, operands.to_vec(), &[ty], attrs);
-    binary_body(m, rw, elem, kind);
+    let scalar = m.types.tensor(elem, &[]);
+    neuronc_ir::build::binary_body(m, rw, scalar, kind);
     rw
 }
 

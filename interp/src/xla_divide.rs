@@ -100,16 +100,10 @@ pub(crate) fn broadcast_reciprocals(module: &Module) -> Cow<'_, Module> {
     }
     let mut m = module.clone();
     let mut before: BTreeMap<OpId, Vec<OpId>> = BTreeMap::new();
-    let mut regions = Vec::new();
     for site in &sites {
         before.insert(site.op, rewrite_recip(&mut m, site));
-        regions.extend(m.op(site.op).parent);
     }
-    regions.sort();
-    regions.dedup();
-    for r in regions {
-        crate::excess_precision::splice(&mut m, r, &before);
-    }
+    crate::excess_precision::splice_all(&mut m, &before);
     Cow::Owned(m)
 }
 
@@ -265,22 +259,14 @@ fn reciprocal_constant(m: &mut Module, c: OpId) -> Option<OpId> {
 /// tensor).
 fn reciprocal_divide(m: &mut Module, b: ValueId) -> Option<Vec<OpId>> {
     let t = m.tensor_type(b)?;
-    let one: Box<[u8]> = match t.elem {
+    let one: Vec<u8> = match t.elem {
         ElemType::F16 => f16::ONE.to_le_bytes().into(),
         ElemType::F32 => 1f32.to_le_bytes().into(),
         ElemType::F64 => 1f64.to_le_bytes().into(),
         _ => return None,
     };
-    let (elem, len, ty) = (t.elem, t.num_elements(), m.value_type(b));
-    let dense = DenseElements {
-        ty,
-        elem,
-        len,
-        data: DenseData::Splat(one),
-    };
-    let mut attrs = NamedAttrs::new();
-    attrs.set("value", Attr::Elements(Arc::new(dense)));
-    let c = m.create_op(OpKind::Constant, Vec::new(), &[ty], attrs);
+    let ty = m.value_type(b);
+    let c = m.create_splat_constant(ty, one)?;
     let one = m.op(c).results[0];
     let inv = m.create_op(OpKind::Divide, vec![one, b], &[ty], NamedAttrs::new());
     Some(vec![c, inv])

@@ -71,26 +71,18 @@ pub fn xla_simplify(module: &Module) -> Cow<'_, Module> {
         op.attrs = NamedAttrs::new();
     }
     let mut before: BTreeMap<OpId, Vec<OpId>> = BTreeMap::new();
-    let mut regions = Vec::new();
     for site in &sites {
         before.insert(site.op, rewrite(&mut m, site));
-        regions.extend(m.op(site.op).parent);
     }
     for site in &recips {
         let new_ops = crate::xla_divide::rewrite_recip(&mut m, site);
         before.insert(site.op(), new_ops);
-        regions.extend(m.op(site.op()).parent);
     }
     for &id in &logistics {
         let new_ops = crate::xla_logistic::expand_logistic(&mut m, id);
         before.insert(id, new_ops);
-        regions.extend(m.op(id).parent);
     }
-    regions.sort();
-    regions.dedup();
-    for r in regions {
-        crate::excess_precision::splice(&mut m, r, &before);
-    }
+    crate::excess_precision::splice_all(&mut m, &before);
     Cow::Owned(m)
 }
 

@@ -82,18 +82,7 @@ impl<'a> OpSeq<'a> {
         let red = self
             .m
             .create_op(OpKind::Reduce, vec![x, zero], &[ty], attrs);
-        let body = self.m.add_op_region(red);
-        let a = self.m.add_region_arg(body, scalar);
-        let b = self.m.add_region_arg(body, scalar);
-        let add = self
-            .m
-            .create_op(OpKind::Add, vec![a, b], &[scalar], NamedAttrs::new());
-        self.m.append_op(body, add);
-        let sum = self.m.op(add).results[0];
-        let ret = self
-            .m
-            .create_op(OpKind::Return, vec![sum], &[], NamedAttrs::new());
-        self.m.append_op(body, ret);
+        binary_body(self.m, red, scalar, OpKind::Add);
         self.push(red)
     }
 
@@ -101,4 +90,17 @@ impl<'a> OpSeq<'a> {
     pub fn finish(self) -> Vec<OpId> {
         self.ops
     }
+}
+
+/// Gives `op` (a `reduce` or `reduce_window` without a region yet) a body region applying
+/// the binary op `kind` to its two arguments of type `scalar` and returning the result.
+pub fn binary_body(m: &mut Module, op: OpId, scalar: TypeId, kind: OpKind) {
+    let body = m.add_op_region(op);
+    let a = m.add_region_arg(body, scalar);
+    let b = m.add_region_arg(body, scalar);
+    let bin = m.create_op(kind, vec![a, b], &[scalar], NamedAttrs::new());
+    m.append_op(body, bin);
+    let v = m.op(bin).results[0];
+    let ret = m.create_op(OpKind::Return, vec![v], &[], NamedAttrs::new());
+    m.append_op(body, ret);
 }

@@ -380,7 +380,7 @@ fn op_hash(m: &Module, o: &Op, commutative: bool) -> u64 {
     for r in &o.results {
         m.value_type(*r).hash(&mut h);
     }
-    hash_attrs(&o.attrs, &mut h);
+    hash_attrs::<false>(&o.attrs, &mut h);
     o.regions.len().hash(&mut h);
     for &r in &o.regions {
         for &inner in &m.region(r).ops {
@@ -393,26 +393,33 @@ fn op_hash(m: &Module, o: &Op, commutative: bool) -> u64 {
 /// Hashes the attribute values (names are left out: ops of one kind almost always carry
 /// the same names, and equality is decided by [`attrs_identical`] anyway).
 #[inline]
-fn hash_attrs(attrs: &NamedAttrs, h: &mut FxHasher) {
+fn hash_attrs<const ZEROS_ALIKE: bool>(attrs: &NamedAttrs, h: &mut FxHasher) {
     attrs.len().hash(h);
     for (_, a) in attrs.iter() {
-        hash_attr(a, h);
+        hash_attr::<ZEROS_ALIKE>(a, h);
     }
 }
 
 /// Hashes enough of an attribute to spread buckets; equality is decided by
-/// [`attrs_identical`]. Inlined into the op hash; nested attributes go through
-/// [`hash_items`] and [`hash_dict`].
+/// [`attrs_identical`] (floats by bits) or, with `ZEROS_ALIKE`, by `==` (where `0.0` and
+/// `-0.0` are equal, so they hash alike: `duplicate-function-elimination` and kernel
+/// sharing). Inlined into the op hash; nested attributes go through [`hash_items`] and
+/// [`hash_dict`].
 #[inline]
-fn hash_attr(a: &Attr, h: &mut FxHasher) {
+pub(crate) fn hash_attr<const ZEROS_ALIKE: bool>(a: &Attr, h: &mut FxHasher) {
     std::mem::discriminant(a).hash(h);
     match a {
         Attr::Int(v, _) => v.hash(h),
-        Attr::Float(v, _) => v.to_bits().hash(h),
+        Attr::Float(v, _) => (if ZEROS_ALIKE && *v == 0.0 {
+            0
+        } else {
+            v.to_bits()
+        })
+        .hash(h),
         Attr::Str(s) | Attr::Symbol(s) | Attr::Opaque(s) => s.hash(h),
         Attr::IntArray(_, v) => v.hash(h),
-        Attr::Array(items) => hash_items(items, h),
-        Attr::Dict(d) => hash_dict(d, h),
+        Attr::Array(items) => hash_items::<ZEROS_ALIKE>(items, h),
+        Attr::Dict(d) => hash_dict::<ZEROS_ALIKE>(d, h),
         Attr::Enum(e) => e.value.hash(h),
         Attr::Elements(e) => {
             e.ty.hash(h);
@@ -430,14 +437,14 @@ fn hash_attr(a: &Attr, h: &mut FxHasher) {
 
 /// [`hash_attr`] of the items of an array attribute (out of line: nesting is rare).
 #[inline(never)]
-fn hash_items(items: &[Attr], h: &mut FxHasher) {
-    items.iter().for_each(|i| hash_attr(i, h));
+fn hash_items<const ZEROS_ALIKE: bool>(items: &[Attr], h: &mut FxHasher) {
+    items.iter().for_each(|i| hash_attr::<ZEROS_ALIKE>(i, h));
 }
 
 /// [`hash_attrs`] of a dictionary attribute (out of line: nesting is rare).
 #[inline(never)]
-fn hash_dict(d: &NamedAttrs, h: &mut FxHasher) {
-    hash_attrs(d, h);
+fn hash_dict<const ZEROS_ALIKE: bool>(d: &NamedAttrs, h: &mut FxHasher) {
+    hash_attrs::<ZEROS_ALIKE>(d, h);
 }
 
 /// Whether `b` computes the same as `a`; `local` maps values defined inside `a`'s regions to

@@ -225,41 +225,14 @@ pub(crate) fn hash_op(m: &Module, op: OpId, slots: &mut Slots, h: &mut FxHasher)
     }
     for (name, a) in o.attrs.iter() {
         name.hash(h);
-        hash_attr_value(a, h);
+        // Values too, alike when `==` (what `same_op` compares): kernels that differ
+        // only in a constant must not share a hash class.
+        crate::cse::hash_attr::<true>(a, h);
     }
     for &sub in &o.regions {
         hash_region(m, sub, slots, h)?;
     }
     Some(())
-}
-
-/// Feeds enough of attribute `a` to `h` to tell apart ops that differ only in an
-/// attribute's value (outlined kernels multiplying by different constants): attributes
-/// equal under `==` (what [`same_op`] compares) always hash alike, so `0.0` and `-0.0`
-/// hash alike, and a dense constant contributes its type and first and last elements.
-fn hash_attr_value(a: &Attr, h: &mut FxHasher) {
-    std::mem::discriminant(a).hash(h);
-    match a {
-        Attr::Bool(b) => b.hash(h),
-        Attr::Int(v, _) => v.hash(h),
-        // `==` on floats: the two zeros are equal (and NaN equals nothing).
-        Attr::Float(v, _) => (if *v == 0.0 { 0 } else { v.to_bits() }).hash(h),
-        Attr::Str(s) | Attr::Symbol(s) | Attr::Opaque(s) => s.hash(h),
-        Attr::Type(t) => t.0.hash(h),
-        Attr::IntArray(_, v) => v.hash(h),
-        Attr::Array(items) => items.iter().for_each(|x| hash_attr_value(x, h)),
-        Attr::Enum(e) => e.value.hash(h),
-        Attr::Elements(e) => {
-            e.ty.0.hash(h);
-            if e.len > 0 {
-                e.element_bytes(0).hash(h);
-            }
-            if e.len > 1 {
-                e.element_bytes(e.len - 1).hash(h);
-            }
-        }
-        _ => {}
-    }
 }
 
 /// Whether functions `a` and `b` are equal (see the module doc), with `b`'s references
