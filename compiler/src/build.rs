@@ -15,7 +15,9 @@
 //! `reduce_window` chains. With [`FloatSemantics::Strict`] the module is compiled as
 //! written (every bf16 op result rounded, as the StableHLO spec says). A module without
 //! bf16/f16 types differs only where XLA's result-changing simplifications apply
-//! (`multiply(convert(pred), x) -> select(pred, x, 0)`, `log(exp(x)) -> x`).
+//! (`multiply(convert(pred), x) -> select(pred, x, 0)`, `log(exp(x)) -> x`, constant
+//! re-association such as `(a - c1) + c2 -> a + (c2 - c1)` and `a / rsqrt(b) -> a * sqrt(b)`,
+//! `neuronc_interp::xla_reassoc`).
 //!
 //! `model.hlo.pb` / `model.hlo.txt` are emitted from the module *without* that rewrite
 //! under both semantics: whoever runs the HLO applies its own float semantics to it, and

@@ -54,7 +54,12 @@
 //!   loop (sequential for one reduced dimension, lanes over the next-to-innermost reduced
 //!   dimension otherwise; [`crate::reduce::xla_lanes`]). An f16 `batch_norm_training`,
 //!   `batch_norm_inference` or `batch_norm_grad` is expanded first into XLA's f16 ops
-//!   ([`crate::xla_batch_norm`]), whose sums then get that rewrite too. The f8/f4 types
+//!   ([`crate::xla_batch_norm`]), whose sums then get that rewrite too. An f16 reduce over
+//!   one dimension whose fused body is too heavy for LLVM to unroll keeps its loop, which
+//!   is vectorized like a next-to-innermost one ([`crate::xla_unroll`]). After the batch
+//!   norms are expanded, XLA's constant re-association and `A / (r)sqrt(B)` rewrites apply
+//!   to every f16/f32/f64 op ([`crate::xla_reassoc`]; modules without bf16/f16 get them
+//!   too). The f8/f4 types
 //!   are normalized to f16 by the same mechanism; that is not modeled here (no known trace
 //!   computes directly in f8).
 //!
@@ -126,11 +131,12 @@ pub fn xla_module(module: &Module) -> Cow<'_, Module> {
             .is_some_and(|t| matches!(t.elem, ElemType::BF16 | ElemType::F16))
     });
     if !has_half {
-        return module;
+        return reassociated(module);
     }
     let mut m = module.into_owned();
     inline_calls(&mut m);
     crate::xla_batch_norm::expand_f16_batch_norms(&mut m);
+    crate::xla_reassoc::reassociate(&mut m);
     let sites = find_sites(&m);
     let reduces = find_reduces(&m);
     let mut before: BTreeMap<OpId, Vec<OpId>> = BTreeMap::new();
@@ -141,6 +147,17 @@ pub fn xla_module(module: &Module) -> Cow<'_, Module> {
         before.insert(op, sequential_reduce(&mut m, op, kind));
     }
     splice_all(&mut m, &before);
+    Cow::Owned(m)
+}
+
+/// `module` with XLA's constant re-association and root-divide rewrites
+/// ([`crate::xla_reassoc`]); borrowed when nothing matches.
+fn reassociated(module: Cow<'_, Module>) -> Cow<'_, Module> {
+    if !crate::xla_reassoc::has_sites(&module) {
+        return module;
+    }
+    let mut m = module.into_owned();
+    crate::xla_reassoc::reassociate(&mut m);
     Cow::Owned(m)
 }
 
@@ -433,6 +450,9 @@ fn sequential_reduce(m: &mut Module, r: OpId, kind: OpKind) -> Vec<OpId> {
         .filter(|&d| is_red(d))
         .map(|d| shape[d])
         .collect();
+    if elem == ElemType::F16 && new_ops.is_empty() && kept_loop(m, cur, &sizes) {
+        streams = xla_lanes::KEPT_LOOP;
+    }
     if elem == ElemType::F16 && xla_lanes::vectorized(&sizes, streams) {
         // The reduce itself, folded in XLA:CPU's vectorized order.
         let reduce = m.op_mut(r);
@@ -501,6 +521,16 @@ fn window_reduce(
     neuronc_ir::build::binary_body(m, red, scalar, kind);
     new_ops.push(red);
     m.op(red).results[0]
+}
+
+/// Whether the reduce of `v` over dimensions of sizes `sizes` has one reduced loop (of more
+/// than one trip) that LLVM keeps instead of unrolling ([`crate::xla_unroll`]).
+fn kept_loop(m: &Module, v: ValueId, sizes: &[i64]) -> bool {
+    let dims: Vec<i64> = sizes.iter().copied().filter(|&n| n != 1).collect();
+    match dims[..] {
+        [t] => usize::try_from(t).is_ok_and(|t| crate::xla_unroll::loop_kept(m, v, t)),
+        _ => false,
+    }
 }
 
 /// How many full-size arrays the loop of a reduce of `v` reads in XLA:CPU, which fuses

@@ -60,7 +60,9 @@ pub mod tensor;
 mod xla_batch_norm;
 mod xla_divide;
 mod xla_logistic;
+mod xla_reassoc;
 mod xla_simplify;
+mod xla_unroll;
 
 pub use compare::{compare, Mismatch};
 pub use error::InterpError;

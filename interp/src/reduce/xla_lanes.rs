@@ -30,7 +30,9 @@
 //!
 //! Invariant: every reduced element is combined exactly once, with every step rounded to
 //! the element type; with fewer than two reduced dimensions of size > 1 the order is the
-//! sequential row-major one.
+//! sequential row-major one, except for a reduce marked [`KEPT_LOOP`] (one reduced loop that
+//! LLVM keeps, [`crate::xla_unroll`]), which gets the stages of a next-to-innermost loop of
+//! as many trips over single elements.
 
 use crate::tensor::round_f32;
 use neuronc_ir::{ElemType, OpKind};
@@ -38,6 +40,11 @@ use neuronc_ir::{ElemType, OpKind};
 /// Marks a `reduce` (in the interpreter's rewritten copy of a module) to be folded in
 /// XLA:CPU's order instead of the strict semantics' single rounding.
 pub(crate) const ATTR: &str = "neuronc.xla_cpu_order";
+
+/// The [`ATTR`] value (in place of a stream count) of a reduce over one dimension whose
+/// loop LLVM keeps instead of unrolling ([`crate::xla_unroll`]): that loop itself is
+/// vectorized, in the stages a next-to-innermost loop of as many trips gets.
+pub(crate) const KEPT_LOOP: i64 = -1;
 
 /// The vector stages `(VF, vector iterations)` LLVM uses for a reduction loop of `t`
 /// trips whose body loads `streams` full-size arrays; the trips they leave run scalar, in
@@ -64,6 +71,7 @@ fn stages(t: usize, streams: i64) -> &'static [(usize, usize)] {
 pub(crate) fn vectorized(sizes: &[i64], streams: i64) -> bool {
     let dims: Vec<i64> = sizes.iter().copied().filter(|&n| n != 1).collect();
     match dims[..] {
+        [t] if streams == KEPT_LOOP => usize::try_from(t).is_ok_and(|t| !stages(t, 1).is_empty()),
         [.., t, _] => usize::try_from(t).is_ok_and(|t| !stages(t, streams).is_empty()),
         _ => false,
     }
@@ -100,6 +108,9 @@ pub(crate) fn fold(
         .map(|o| {
             let c = &src[o * chunk..(o + 1) * chunk];
             match dims[..] {
+                [t] if streams == KEPT_LOOP => {
+                    fold_lanes(kind, elem, c, stages(t, 1), (t, 1), init)
+                }
                 [.., t, m] => fold_lanes(kind, elem, c, stages(t, streams), (t, m), init),
                 _ => c.iter().fold(init, |s, &x| step(kind, elem, s, x)),
             }

@@ -1,0 +1,12 @@
+func.func @main(%p0: tensor<6x32xf16>) -> (tensor<6xf16>) {
+  %z0 = stablehlo.multiply %p0, %p0 : tensor<6x32xf16>
+  %z1 = stablehlo.add %z0, %p0 : tensor<6x32xf16>
+  %z2 = stablehlo.multiply %z1, %p0 : tensor<6x32xf16>
+  %z3 = stablehlo.add %z2, %p0 : tensor<6x32xf16>
+  %z4 = stablehlo.multiply %z3, %p0 : tensor<6x32xf16>
+  %z5 = stablehlo.add %z4, %p0 : tensor<6x32xf16>
+  %z6 = stablehlo.multiply %z5, %p0 : tensor<6x32xf16>
+  %zero = stablehlo.constant dense<0.0> : tensor<f16>
+  %r = stablehlo.reduce(%z6 init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<6x32xf16>, tensor<f16>) -> tensor<6xf16>
+  return %r : tensor<6xf16>
+}
