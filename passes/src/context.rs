@@ -168,6 +168,12 @@ impl PassContext {
         }
     }
 
+    /// Whether the module held no dead op when the running pass began, as far as the
+    /// running fixpoint group's edit log knows (`false` outside armed groups).
+    pub(crate) fn was_dead_free(&self) -> bool {
+        self.edits.as_ref().is_some_and(EditLog::dead_free)
+    }
+
     /// The running pass makes no op dead (a module without dead ops keeps none).
     pub(crate) fn note_keeps_dead_free(&mut self) {
         if let Some(log) = self.edits.as_mut() {

@@ -60,6 +60,100 @@ pub fn cleanup_dead_ops(m: &mut Module, ctx: &mut PassContext) -> usize {
     removed
 }
 
+/// [`cleanup_dead_ops`] for a pass that knows which ops may have become dead. `seeds`
+/// must hold every op the run created, the producer of every value one of whose uses the
+/// run removed (an operand it replaced, an operand of an op it erased) and every op whose
+/// purity it may have changed. When the module held no dead op before the run (the
+/// fixpoint group's edit log knows it), each op dead now is a seed or read only by ops
+/// dead now, so after one count of uses only the seeds and the producers of the ops
+/// removed are visited, and the same ops go as with the full sweep; otherwise this is the
+/// full sweep.
+pub(crate) fn cleanup_dead_ops_from(
+    m: &mut Module,
+    ctx: &mut PassContext,
+    seeds: Vec<OpId>,
+) -> usize {
+    if !ctx.was_dead_free() {
+        return cleanup_dead_ops(m, ctx);
+    }
+    let removed = remove_from_seeds(m, ctx, seeds);
+    ctx.note_dead_free();
+    removed
+}
+
+/// Removes the dead ops reachable from `seeds` (see [`cleanup_dead_ops_from`]): an op
+/// goes when it is pure and nothing left reads its results; its operands (and those of
+/// the ops of its regions, which go with it) then lose a use each.
+fn remove_from_seeds(m: &mut Module, ctx: &mut PassContext, mut work: Vec<OpId>) -> usize {
+    let mut uses = vec![0u32; m.values.len()];
+    for f in 0..m.funcs.len() {
+        count_uses(m, m.funcs[f].body, &mut uses);
+    }
+    let mut gone = vec![false; m.ops.len()];
+    let mut removed: Vec<OpId> = Vec::new();
+    while let Some(op) = work.pop() {
+        if gone.get(op.index()).is_none_or(|&g| g) || m.op(op).parent.is_none() {
+            continue;
+        }
+        if is_dead(m, op, &uses) {
+            gone[op.index()] = true;
+            removed.push(op);
+            release(m, op, (&mut uses, &mut gone), &mut work);
+        }
+    }
+    let mut regions: Vec<RegionId> = removed.iter().filter_map(|&o| m.op(o).parent).collect();
+    regions.sort_unstable_by_key(|r| r.0);
+    regions.dedup();
+    for r in regions {
+        // A region of a removed op went with it (and is not edited).
+        if m.region(r).parent.is_some_and(|owner| gone[owner.index()]) {
+            continue;
+        }
+        let mut ops = std::mem::take(&mut m.region_mut(r).ops);
+        ops.retain(|o| !gone[o.index()]);
+        m.region_mut(r).ops = ops;
+        ctx.mark_region_edited(m, r);
+    }
+    for &op in &removed {
+        m.op_mut(op).parent = None;
+    }
+    removed.len()
+}
+
+/// Adds the uses by every op of `region` (nested regions included) to `uses`.
+fn count_uses(m: &Module, region: RegionId, uses: &mut [u32]) {
+    for &op in &m.region(region).ops {
+        let o = m.op(op);
+        for &v in &o.operands {
+            uses[v.index()] += 1;
+        }
+        for &r in &o.regions {
+            count_uses(m, r, uses);
+        }
+    }
+}
+
+/// Drops the uses by removed op `op` and by the ops of its regions (marked gone too),
+/// queueing the producers of values left unused.
+fn release(m: &Module, op: OpId, (uses, gone): (&mut [u32], &mut [bool]), work: &mut Vec<OpId>) {
+    let o = m.op(op);
+    for &v in &o.operands {
+        let u = &mut uses[v.index()];
+        *u -= 1;
+        if *u == 0 {
+            if let neuronc_ir::ValueDef::Result(d, _) = m.value(v).def {
+                work.push(d);
+            }
+        }
+    }
+    for &r in &o.regions {
+        for &inner in &m.region(r).ops {
+            gone[inner.index()] = true;
+            release(m, inner, (&mut *uses, &mut *gone), work);
+        }
+    }
+}
+
 /// Who decides removals and records them: a pass's context (fuel, trace, edit log) or a
 /// cleanup (no fuel, edit log only).
 enum Remover<'a> {
@@ -126,6 +220,76 @@ fn sweep(
     removed
 }
 
+#[inline]
 fn is_dead(m: &Module, op: OpId, uses: &[u32]) -> bool {
     m.op(op).results.iter().all(|r| uses[r.index()] == 0) && is_pure(m, op)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::edits::EditLog;
+    use neuronc_ir::{parse_module, print_module, NamedAttrs, OpKind, PrintOptions};
+
+    /// `%3` instead of `%2` returned (so `%2`, then `%1`, are dead), a new unused op, and
+    /// `%4`, dead from the start; returns the module and the seeds of that edit.
+    fn edited() -> (Module, Vec<OpId>) {
+        let mut m = parse_module(
+            "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+               %0 = stablehlo.exponential %a : tensor<4xf32>
+               %1 = stablehlo.negate %0 : tensor<4xf32>
+               %2 = stablehlo.add %1, %a : tensor<4xf32>
+               %3 = stablehlo.multiply %0, %a : tensor<4xf32>
+               %4 = stablehlo.sine %a : tensor<4xf32>
+               return %2 : tensor<4xf32>
+             }",
+        )
+        .unwrap();
+        let body = m.funcs[0].body;
+        let ops = m.region(body).ops.clone();
+        let (a, v3) = (m.region(body).args[0], m.op(ops[3]).results[0]);
+        m.op_mut(ops[5]).operands[0] = v3;
+        let ty = m.value_type(a);
+        let new = m.create_op(OpKind::Exponential, vec![a], &[ty], NamedAttrs::new());
+        m.op_mut(new).parent = Some(body);
+        m.region_mut(body).ops.insert(5, new);
+        (m, vec![ops[2], new])
+    }
+
+    fn text(m: &Module) -> String {
+        print_module(m, &PrintOptions::default())
+    }
+
+    #[test]
+    fn seeded_cleanup_removes_what_the_sweep_removes_in_a_dead_free_module() {
+        // Oracle: the full sweep on the module without the op dead from the start.
+        let (mut full, _) = edited();
+        let body = full.funcs[0].body;
+        full.region_mut(body).ops.remove(4);
+        let mut ctx = PassContext::new();
+        assert_eq!(cleanup_dead_ops(&mut full, &mut ctx), 3);
+
+        let (mut m, seeds) = edited();
+        m.region_mut(body).ops.remove(4);
+        let mut log = EditLog::new(m.ops.len());
+        log.begin();
+        log.note_dead_free();
+        log.end(NAME, true, m.ops.len(), false);
+        log.begin();
+        let mut ctx = PassContext::new();
+        ctx.edits = Some(log);
+        assert_eq!(cleanup_dead_ops_from(&mut m, &mut ctx, seeds), 3);
+        assert_eq!(text(&m), text(&full));
+    }
+
+    #[test]
+    fn seeded_cleanup_sweeps_everything_unless_the_module_was_dead_free() {
+        let (mut full, _) = edited();
+        let mut ctx = PassContext::new();
+        assert_eq!(cleanup_dead_ops(&mut full, &mut ctx), 4);
+        // No edit log: nothing known about dead ops before, so `%4` goes too.
+        let (mut m, seeds) = edited();
+        assert_eq!(cleanup_dead_ops_from(&mut m, &mut ctx, seeds), 4);
+        assert_eq!(text(&m), text(&full));
+    }
 }

@@ -23,7 +23,9 @@
 //!   when nobody changed the module since its last complete run, the manager skips it.
 //! * `dce` is skipped while the module is known to hold no dead op: since a complete
 //!   `dce` run or a changing `canonicalize`/`narrow-index` run (they end by removing every
-//!   dead op, [`crate::dce::cleanup_dead_ops`]), only runs that keep that property
+//!   dead op: [`crate::dce::cleanup_dead_ops`], or for `narrow-index`
+//!   [`crate::dce::cleanup_dead_ops_from`], which walks only from the ops it touched when
+//!   the module held no dead op before), only runs that keep that property
 //!   changed it. `cse` keeps it: an op merges into one with the same operands, so every
 //!   value used before stays used.
 //! * `canonicalize` and `cse` ask for the ops edited since their last complete run
@@ -179,6 +181,12 @@ impl EditLog {
     /// The current run was skipped or ended by a proof (checked under `verify_each`).
     pub fn note_shortcut(&mut self) {
         self.shortcut = true;
+    }
+
+    /// Whether the module held no dead op when the current run began (see the module
+    /// docs).
+    pub fn dead_free(&self) -> bool {
+        self.dead_free
     }
 
     /// Whether the current run was skipped or ended by a proof.

@@ -29,8 +29,6 @@ pub struct PassRun {
     pub changed: bool,
     /// Rewrites this execution applied.
     pub rewrites: u64,
-    /// Live ops after the pass.
-    pub ops_after: usize,
 }
 
 /// What a pipeline run did.
@@ -99,28 +97,26 @@ pub fn run_pipeline(
         ops_before: count_live_ops(module),
         ..PassReport::default()
     };
-    let mut live = report.ops_before;
-    run_items(module, &pipeline.items, ctx, &mut report, &mut live)?;
-    report.ops_after = live;
+    run_items(module, &pipeline.items, ctx, &mut report)?;
+    // Counted once at the end: a recount after every changing pass walked the whole
+    // module a dozen times per run.
+    report.ops_after = count_live_ops(module);
     report.total_wall = start.elapsed();
     report.rewrites = report.runs.iter().map(|r| r.rewrites).sum();
     report.trace = ctx.trace().to_vec();
     Ok(report)
 }
 
-/// `live` is the number of live ops, kept up to date (recounted only after a pass that
-/// reported a change: a pass that changes nothing leaves the count as it was).
 fn run_items(
     module: &mut Module,
     items: &[PipelineItem],
     ctx: &mut PassContext,
     report: &mut PassReport,
-    live: &mut usize,
 ) -> Result<Changed, PassError> {
     let mut any = false;
     for item in items {
         let changed = match item {
-            PipelineItem::Pass(pass) => run_one(module, pass.as_ref(), ctx, report, live)?,
+            PipelineItem::Pass(pass) => run_one(module, pass.as_ref(), ctx, report)?,
             PipelineItem::Fixpoint {
                 items,
                 max_iterations,
@@ -131,7 +127,7 @@ fn run_items(
                 } else {
                     None
                 };
-                let result = run_fixpoint(module, items, *max_iterations, ctx, report, live);
+                let result = run_fixpoint(module, items, *max_iterations, ctx, report);
                 if armed {
                     ctx.edits = outer;
                 }
@@ -150,11 +146,10 @@ fn run_fixpoint(
     max_iterations: u32,
     ctx: &mut PassContext,
     report: &mut PassReport,
-    live: &mut usize,
 ) -> Result<Changed, PassError> {
     let mut changed_once = false;
     for _ in 0..max_iterations {
-        if !run_items(module, items, ctx, report, live)?.changed() {
+        if !run_items(module, items, ctx, report)?.changed() {
             break;
         }
         changed_once = true;
@@ -176,7 +171,6 @@ fn run_one(
     pass: &dyn Pass,
     ctx: &mut PassContext,
     report: &mut PassReport,
-    live: &mut usize,
 ) -> Result<Changed, PassError> {
     let before = ctx.rewrites_applied();
     let t = Instant::now();
@@ -192,15 +186,11 @@ fn run_one(
         let text = print_module(module, &PrintOptions::default());
         ctx.emit_print(pass.name(), &text);
     }
-    if changed.changed() {
-        *live = count_live_ops(module);
-    }
     report.runs.push(PassRun {
         pass: pass.name(),
         wall,
         changed: changed.changed(),
         rewrites: ctx.rewrites_applied() - before,
-        ops_after: *live,
     });
     Ok(changed)
 }

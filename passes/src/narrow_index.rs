@@ -69,10 +69,8 @@ impl Pass for NarrowIndex {
             return Ok(Changed::No);
         }
         let plan = Plan::build(module);
+        // A changing run ends by removing the ops it left dead ([`Editor::finish`]).
         let changed = plan.apply(module, ctx);
-        if changed {
-            crate::dce::cleanup_dead_ops(module, ctx);
-        }
         Ok(Changed::from_bool(changed))
     }
     fn tracks_edits(&self) -> bool {
@@ -490,6 +488,9 @@ impl Plan {
                 } else {
                     ed.narrow_input(m, v)
                 };
+                if nv != v {
+                    ed.seeds.extend(def_op(m, v));
+                }
                 m.op_mut(mb.op).operands[s] = nv;
             }
             for &r in &mb.results {
@@ -509,6 +510,7 @@ impl Plan {
                 let v = m.op(mb.op).results[r];
                 if let Some(uses) = self.wide_uses.get(&v) {
                     let w = ed.widen_output(m, mb.op, v);
+                    ed.seeds.push(mb.op);
                     for &(user, i) in uses {
                         m.op_mut(user).operands[i] = w;
                         ed.edited.push(user);
@@ -602,6 +604,9 @@ struct Editor {
     changed: bool,
     /// Existing ops edited in place (for the edit log of fixpoint groups).
     edited: Vec<OpId>,
+    /// Ops that may be dead at the end: created ones and producers of values that lost a
+    /// use ([`crate::dce::cleanup_dead_ops_from`]).
+    seeds: Vec<OpId>,
 }
 
 impl Editor {
@@ -622,6 +627,7 @@ impl Editor {
             });
         let new =
             twin.unwrap_or_else(|| m.create_op(OpKind::Convert, vec![v], &[ty], NamedAttrs::new()));
+        self.seeds.push(new);
         self.place_after_def(m, v, new);
         let n = m.op(new).results[0];
         self.narrow.insert(v, n);
@@ -636,6 +642,7 @@ impl Editor {
             .unwrap_or_default();
         let ty = m.types.tensor(I64, &shape);
         let new = m.create_op(OpKind::Convert, vec![v], &[ty], NamedAttrs::new());
+        self.seeds.push(new);
         self.place(m, def, new);
         m.op(new).results[0]
     }
@@ -664,7 +671,7 @@ impl Editor {
     }
 
     /// Places the new ops, drops identity converts and redirects their uses; marks the
-    /// edited ops in `ctx`.
+    /// edited ops in `ctx`; if anything changed, removes the ops left dead.
     fn finish(mut self, m: &mut Module, ctx: &mut PassContext) -> bool {
         self.changed |= !self.erased.is_empty();
         // The regions that get new ops or lose erased ones.
@@ -693,6 +700,8 @@ impl Editor {
         }
         // Their regions no longer list them.
         for &op in &self.erased {
+            let operands = m.op(op).operands.iter();
+            self.seeds.extend(operands.filter_map(|&v| def_op(m, v)));
             if let Some(region) = m.op(op).parent {
                 ctx.mark_region_edited(m, region);
             }
@@ -703,6 +712,9 @@ impl Editor {
         }
         for &op in &self.edited {
             ctx.mark_edited(op);
+        }
+        if self.changed {
+            crate::dce::cleanup_dead_ops_from(m, ctx, self.seeds);
         }
         self.changed
     }

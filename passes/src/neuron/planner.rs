@@ -300,9 +300,9 @@ impl<'a> Planner<'a> {
         let n = order.len();
         let facts = TypeFacts::new(m);
         let mut values = ValueTables::new(m.values.len());
-        let uses = order.iter().map(|&op| m.op(op).operands.len()).sum();
-        let mut operands = Csr::with_capacity(n, uses);
-        let mut producers = Csr::with_capacity(n, uses);
+        // About two operands per op (the lists grow if there are more).
+        let mut operands = Csr::with_capacity(n, 2 * n);
+        let mut producers = Csr::with_capacity(n, 2 * n);
         let mut results = Csr::with_capacity(n, n);
         let mut single = Vec::with_capacity(n);
         let mut ops = Vec::with_capacity(n);
