@@ -22,7 +22,7 @@ use crate::ir_util::{
 };
 use neuronc_ir::{Attr, ElemType, Module, NamedAttrs, OpId, OpKind, RegionId, ValueDef, ValueId};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashSet};
 
 /// "Not set" in the dense side tables below.
 const NONE: u32 = u32::MAX;
@@ -42,6 +42,7 @@ pub fn outline_kernels(
 ) -> usize {
     let body = m.funcs[func_index].body;
     let fname = m.funcs[func_index].name.clone();
+    let taken = taken_names(m, ".kernel");
     let outlined = |k: usize| outlined.get(k).copied().unwrap_or(false);
     let chosen: Vec<usize> = (0..plan.fusion.kernels.len())
         .filter(|&k| outlined(k))
@@ -104,7 +105,7 @@ pub fn outline_kernels(
                 map.clear();
                 let kbody =
                     build_kernel_body(m, (&members, c), &kernel.inputs, &kernel.outputs, &mut map);
-                let callee = kernel_name(&fname, k);
+                let callee = fresh_name(m, &taken, kernel_name(&fname, k));
                 let call = kernel_call(m, callee.clone(), k, kernel.inputs.clone(), &types, parts);
                 add_private_func(m, callee, kbody, types.clone());
                 callee_of.push(m.funcs.len() - 1);
@@ -255,6 +256,30 @@ fn members_in_order(
     out.extend_from_slice(extra);
     // Members are distinct ops of the body: their positions are distinct keys.
     out[start..].sort_by_key(key);
+}
+
+/// Names of the module's functions that contain `infix`: the only ones a generated
+/// `<func><infix><n>` name can collide with (they came with the input, e.g. an earlier
+/// `opt` output read back).
+pub(super) fn taken_names(m: &Module, infix: &str) -> HashSet<String> {
+    m.funcs
+        .iter()
+        .filter(|f| f.name.contains(infix))
+        .map(|f| f.name.clone())
+        .collect()
+}
+
+/// `name`, or when the input already had a function of that name, the first free
+/// `<name>_<i>` (generated names end in a digit, so a suffixed one never equals another
+/// generated name; the module is searched only in that rare case).
+pub(super) fn fresh_name(m: &Module, taken: &HashSet<String>, name: String) -> String {
+    if !taken.contains(&name) {
+        return name;
+    }
+    (1..)
+        .map(|i| format!("{name}_{i}"))
+        .find(|n| !taken.contains(n) && m.func(n).is_none())
+        .unwrap_or(name)
 }
 
 /// `<func>.kernel<k>`.

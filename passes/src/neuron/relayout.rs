@@ -22,7 +22,7 @@
 //! are relayouts of an op's own result (reported by the layout plan with no operand).
 
 use super::layout::Part;
-use super::NeuronPlan;
+use super::{outline, NeuronPlan};
 use crate::ir_util::{add_private_func, make_composite};
 use neuronc_ir::{Attr, ElemType, Module, NamedAttrs, OpId, OpKind, TypeId, ValueId};
 use std::collections::BTreeMap;
@@ -154,7 +154,8 @@ fn identity_func(
     if let Some(name) = made.get(&ty) {
         return name.clone();
     }
-    let name = format!("{fname}.relayout{}", made.len());
+    let taken = outline::taken_names(m, ".relayout");
+    let name = outline::fresh_name(m, &taken, format!("{fname}.relayout{}", made.len()));
     let region = m.add_region(None);
     let arg = m.add_region_arg(region, ty);
     let ret = m.create_op(OpKind::FuncReturn, vec![arg], &[], NamedAttrs::new());
