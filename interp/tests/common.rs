@@ -100,3 +100,41 @@ pub fn run_with(src: &str, inputs: Vec<Tensor>, semantics: FloatSemantics) -> Ve
         .map(Tensor::to_f64_vec)
         .collect()
 }
+
+/// Runs one case under `Xla` semantics; `Err` names the first output that differs in any
+/// bit from the npz's `out_*` arrays (XLA:CPU's outputs).
+pub fn run_exact(path: &Path) -> Result<(), String> {
+    let src = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let m = neuronc_ir::parse_module(&src).map_err(|e| e.to_string())?;
+    let arrays = npz::read_npz(&path.with_extension("npz")).map_err(|e| e.to_string())?;
+    let types = neuronc_interp::arg_types(&m, "main").map_err(|e| e.to_string())?;
+    let args = npz::load_args(&arrays, &types).map_err(|e| e.to_string())?;
+    let opts = RunOptions {
+        float_semantics: FloatSemantics::Xla,
+        ..RunOptions::default()
+    };
+    let got = run_function(&m, "main", args, &opts).map_err(|e| e.to_string())?;
+    for (i, g) in got.iter().enumerate() {
+        let key = npz::out_key(i);
+        let (_, want) = arrays
+            .iter()
+            .find(|(k, _)| *k == key)
+            .ok_or(format!("no {key}"))?;
+        let want = want
+            .to_tensor(&key, Some(g.ty()))
+            .map_err(|e| e.to_string())?;
+        compare(&want, g, 0.0, 0.0).map_err(|e| format!("{key}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Checks every case under `dir` (at least `min` of them) with [`run_exact`].
+pub fn assert_all_exact(dir: &Path, min: usize) {
+    let files = cases(dir);
+    assert!(files.len() >= min, "cases missing: {files:?}");
+    let failures: Vec<String> = files
+        .iter()
+        .filter_map(|p| run_exact(p).err().map(|e| format!("{}: {e}", p.display())))
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
