@@ -141,8 +141,8 @@ fn apply(m: &mut Module, id: OpId, p: Plan) -> Option<OpId> {
     Some(new_op)
 }
 
-/// Operand slots reading each value.
-fn use_counts(m: &Module) -> HashMap<ValueId, usize> {
+/// Operand slots reading each value (also [`crate::xla_unroll`]'s).
+pub(crate) fn use_counts(m: &Module) -> HashMap<ValueId, usize> {
     let mut counts: HashMap<ValueId, usize> = HashMap::new();
     m.walk_ops(|id| {
         for &v in &m.op(id).operands {

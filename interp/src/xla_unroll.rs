@@ -62,7 +62,7 @@ const BUDGET: i64 = 568;
 /// (instead of unrolling it), in XLA:CPU on the host the fit was made on.
 pub(crate) fn loop_kept(m: &Module, v: ValueId, t: usize) -> bool {
     let t = i64::try_from(t).unwrap_or(i64::MAX);
-    let uses = use_counts(m);
+    let uses = crate::xla_reassoc::use_counts(m);
     body_cost(m, v, &uses).is_some_and(|c| t.saturating_mul(c + OVERHEAD) > BUDGET)
 }
 
@@ -118,15 +118,4 @@ fn body_cost(m: &Module, v: ValueId, uses: &HashMap<ValueId, usize>) -> Option<i
 
 fn is_f16(m: &Module, v: ValueId) -> bool {
     m.tensor_type(v).is_some_and(|t| t.elem == ElemType::F16)
-}
-
-/// Operand slots reading each value.
-fn use_counts(m: &Module) -> HashMap<ValueId, usize> {
-    let mut counts: HashMap<ValueId, usize> = HashMap::new();
-    m.walk_ops(|id| {
-        for &o in &m.op(id).operands {
-            *counts.entry(o).or_default() += 1;
-        }
-    });
-    counts
 }

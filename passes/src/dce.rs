@@ -85,10 +85,7 @@ pub(crate) fn cleanup_dead_ops_from(
 /// goes when it is pure and nothing left reads its results; its operands (and those of
 /// the ops of its regions, which go with it) then lose a use each.
 fn remove_from_seeds(m: &mut Module, ctx: &mut PassContext, mut work: Vec<OpId>) -> usize {
-    let mut uses = vec![0u32; m.values.len()];
-    for f in 0..m.funcs.len() {
-        count_uses(m, m.funcs[f].body, &mut uses);
-    }
+    let mut uses = crate::ir_util::use_counts(m);
     let mut gone = vec![false; m.ops.len()];
     let mut removed: Vec<OpId> = Vec::new();
     while let Some(op) = work.pop() {
@@ -118,19 +115,6 @@ fn remove_from_seeds(m: &mut Module, ctx: &mut PassContext, mut work: Vec<OpId>)
         m.op_mut(op).parent = None;
     }
     removed.len()
-}
-
-/// Adds the uses by every op of `region` (nested regions included) to `uses`.
-fn count_uses(m: &Module, region: RegionId, uses: &mut [u32]) {
-    for &op in &m.region(region).ops {
-        let o = m.op(op);
-        for &v in &o.operands {
-            uses[v.index()] += 1;
-        }
-        for &r in &o.regions {
-            count_uses(m, r, uses);
-        }
-    }
 }
 
 /// Drops the uses by removed op `op` and by the ops of its regions (marked gone too),
