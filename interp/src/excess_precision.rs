@@ -86,7 +86,7 @@
 //! copied; the output is deterministic (ops are visited in id order).
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use neuronc_ir::clone::clone_op;
 use neuronc_ir::{
@@ -143,8 +143,11 @@ pub fn xla_module(module: &Module) -> Cow<'_, Module> {
     for site in &sites {
         before.insert(site.op, widen(&mut m, site));
     }
+    // XLA decides each reduce's fusion on the graph before any of them is rewritten: the
+    // operand uses are counted once, after the widening, for every reduce.
+    let uses = crate::xla_reassoc::use_counts(&m);
     for &(op, kind) in &reduces {
-        before.insert(op, sequential_reduce(&mut m, op, kind));
+        before.insert(op, sequential_reduce(&mut m, op, kind, &uses));
     }
     splice_all(&mut m, &before);
     Cow::Owned(m)
@@ -406,7 +409,12 @@ fn find_reduces(m: &Module) -> Vec<(OpId, OpKind)> {
 /// `r` itself becoming the final `reshape`; except that an f16 window or final step that
 /// XLA:CPU vectorizes ([`xla_lanes::vectorized`]) is a reduce marked to fold in that
 /// order. Returns the new ops, to go before `r`.
-fn sequential_reduce(m: &mut Module, r: OpId, kind: OpKind) -> Vec<OpId> {
+fn sequential_reduce(
+    m: &mut Module,
+    r: OpId,
+    kind: OpKind,
+    uses: &HashMap<ValueId, usize>,
+) -> Vec<OpId> {
     let op = m.op(r).clone();
     let (mut cur, init) = (op.operands[0], op.operands[1]);
     let red = op.attrs.i64_array("dimensions").unwrap_or_default();
@@ -450,7 +458,7 @@ fn sequential_reduce(m: &mut Module, r: OpId, kind: OpKind) -> Vec<OpId> {
         .filter(|&d| is_red(d))
         .map(|d| shape[d])
         .collect();
-    if elem == ElemType::F16 && new_ops.is_empty() && kept_loop(m, cur, &sizes) {
+    if elem == ElemType::F16 && new_ops.is_empty() && kept_loop(m, cur, &sizes, uses) {
         streams = xla_lanes::KEPT_LOOP;
     }
     if elem == ElemType::F16 && xla_lanes::vectorized(&sizes, streams) {
@@ -525,10 +533,10 @@ fn window_reduce(
 
 /// Whether the reduce of `v` over dimensions of sizes `sizes` has one reduced loop (of more
 /// than one trip) that LLVM keeps instead of unrolling ([`crate::xla_unroll`]).
-fn kept_loop(m: &Module, v: ValueId, sizes: &[i64]) -> bool {
+fn kept_loop(m: &Module, v: ValueId, sizes: &[i64], uses: &HashMap<ValueId, usize>) -> bool {
     let dims: Vec<i64> = sizes.iter().copied().filter(|&n| n != 1).collect();
     match dims[..] {
-        [t] => usize::try_from(t).is_ok_and(|t| crate::xla_unroll::loop_kept(m, v, t)),
+        [t] => usize::try_from(t).is_ok_and(|t| crate::xla_unroll::loop_kept(m, v, t, uses)),
         _ => false,
     }
 }

@@ -59,11 +59,11 @@ const OVERHEAD: i64 = 2;
 const BUDGET: i64 = 568;
 
 /// Whether LLVM keeps the `t`-trip loop of an f16 reduce of `v` over one dimension
-/// (instead of unrolling it), in XLA:CPU on the host the fit was made on.
-pub(crate) fn loop_kept(m: &Module, v: ValueId, t: usize) -> bool {
+/// (instead of unrolling it), in XLA:CPU on the host the fit was made on. `uses` counts the
+/// operand slots reading each value ([`crate::xla_reassoc::use_counts`]), once per module.
+pub(crate) fn loop_kept(m: &Module, v: ValueId, t: usize, uses: &HashMap<ValueId, usize>) -> bool {
     let t = i64::try_from(t).unwrap_or(i64::MAX);
-    let uses = crate::xla_reassoc::use_counts(m);
-    body_cost(m, v, &uses).is_some_and(|c| t.saturating_mul(c + OVERHEAD) > BUDGET)
+    body_cost(m, v, uses).is_some_and(|c| t.saturating_mul(c + OVERHEAD) > BUDGET)
 }
 
 /// The half-unit cost of the fused body computing `v` (each value once); `None` when the
