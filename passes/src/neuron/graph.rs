@@ -135,20 +135,23 @@ impl Csr<u32> {
     /// The reverse of adjacency lists over nodes `0..n`: list `j` of the result holds every
     /// `i` whose list holds `j` (once per occurrence), in increasing `i`.
     pub fn transpose(&self, n: usize) -> Csr<u32> {
+        // Counts per target, as running totals; then the sources, placed last first,
+        // count each target's total back down to its first slot.
         let mut start = vec![0u32; n + 1];
         for &j in &self.items {
-            start[j as usize + 1] += 1;
+            start[j as usize] += 1;
         }
-        for i in 1..start.len() {
-            start[i] += start[i - 1];
+        let mut total = 0;
+        for s in &mut start {
+            total += *s;
+            *s = total;
         }
-        let mut fill = start.clone();
         let mut items = vec![0u32; self.items.len()];
-        for (i, w) in self.start.windows(2).enumerate() {
-            for &j in &self.items[w[0] as usize..w[1] as usize] {
-                let slot = &mut fill[j as usize];
+        for (i, w) in self.start.windows(2).enumerate().rev() {
+            for &j in self.items[w[0] as usize..w[1] as usize].iter().rev() {
+                let slot = &mut start[j as usize];
+                *slot -= 1;
                 items[*slot as usize] = i as u32;
-                *slot += 1;
             }
         }
         Csr { start, items }
@@ -379,6 +382,8 @@ impl MaxQueue {
             return;
         }
         items.push(i);
+        // (On a slice, not through the Vec: its length and buffer stay in registers.)
+        let items = items.as_mut_slice();
         let mut j = items.len() - 1;
         while j > 0 && items[j - 1] > i {
             items[j] = items[j - 1];

@@ -112,7 +112,7 @@ pub fn assign_layouts(m: &Module, g: &RegionGraph) -> LayoutPlan {
     // Coordinate descent over groups of values that elementwise ops tie together (a whole
     // chain flips at once), alternating directions; stops when nothing changes.
     // A group with one candidate never moves.
-    let all = elementwise_groups(&s.costs, m.values.len());
+    let all = elementwise_groups(&s.costs);
     let groups: Vec<(&[u32], &[Part])> = all
         .iter()
         .map(|group| (group, types.cands(m, ValueId(group[0]))))
@@ -162,11 +162,12 @@ impl Groups {
 }
 
 /// Values linked by same-shape elementwise ops ([`CostModel::links`]), in program order of
-/// their first member (each group's values in program order); `values` is the size of the
-/// module's value arena.
-fn elementwise_groups(costs: &CostModel, values: usize) -> Groups {
-    // Union-find over value indices (path halving).
-    let mut parent: Vec<u32> = vec![NONE; values];
+/// their first member (each group's values in program order).
+fn elementwise_groups(costs: &CostModel) -> Groups {
+    let results = costs.results();
+    // Union-find over indices in `results` (path halving) whose roots are the first
+    // members: a parent never follows its child.
+    let mut parent: Vec<u32> = (0..results.len() as u32).collect();
     fn root(p: &mut [u32], mut x: u32) -> u32 {
         while p[x as usize] != x {
             let up = p[p[x as usize] as usize];
@@ -175,40 +176,43 @@ fn elementwise_groups(costs: &CostModel, values: usize) -> Groups {
         }
         x
     }
-    let results = costs.results();
-    for &r in results {
-        parent[r as usize] = r;
-    }
     for &(v, res) in costs.links() {
         let (a, b) = (root(&mut parent, v), root(&mut parent, res));
         if a != b {
-            parent[b as usize] = a;
+            parent[a.max(b) as usize] = a.min(b);
         }
     }
-    // Group index of each root, in order of first appearance; then a counting sort of
-    // the values by group keeps program order within each group.
-    let mut index: Vec<u32> = vec![NONE; values];
-    let mut group_of = Vec::with_capacity(results.len());
-    let mut start: Vec<u32> = vec![0];
-    for &v in results {
-        let r = root(&mut parent, v) as usize;
-        if index[r] == NONE {
-            index[r] = start.len() as u32 - 1;
-            start.push(0);
-        }
-        group_of.push(index[r]);
-        start[index[r] as usize + 1] += 1;
+    // In program order a root opens the next group and any other value joins the group
+    // of its parent, which came before it. Counting the members of each group, then
+    // placing the values last first while counting down, keeps program order in each.
+    let mut group_of: Vec<u32> = Vec::with_capacity(results.len());
+    let mut count: Vec<u32> = Vec::new();
+    for (i, &p) in parent.iter().enumerate() {
+        let g = if p as usize == i {
+            count.push(0);
+            count.len() - 1
+        } else {
+            group_of[p as usize] as usize
+        };
+        group_of.push(g as u32);
+        count[g] += 1;
     }
-    for i in 1..start.len() {
-        start[i] += start[i - 1];
+    count.push(0);
+    let mut total = 0;
+    for c in &mut count {
+        total += *c;
+        *c = total;
     }
-    let mut fill = start.clone();
     let mut items = vec![0; results.len()];
-    for (&v, &gi) in results.iter().zip(&group_of) {
-        items[fill[gi as usize] as usize] = v;
-        fill[gi as usize] += 1;
+    for (&v, &g) in results.iter().zip(&group_of).rev() {
+        let slot = &mut count[g as usize];
+        *slot -= 1;
+        items[*slot as usize] = v;
     }
-    Groups { start, items }
+    Groups {
+        start: count,
+        items,
+    }
 }
 
 impl Solver<'_> {
@@ -419,7 +423,7 @@ mod tests {
         let g = RegionGraph::new(&m, m.funcs[0].body);
         let types = TypeTable::new(&m);
         let costs = CostModel::new(&m, &g, &types);
-        let groups = elementwise_groups(&costs, m.values.len());
+        let groups = elementwise_groups(&costs);
         // %0, %1 and %2 (linked by negate and add) form the first group.
         let group = groups.iter().next().expect("a group");
         assert_eq!(group.len(), 3);
@@ -452,6 +456,41 @@ mod tests {
         part[group[1] as usize] = cands[1];
         costs.group_costs(group, in_group, cands, &part, &mut sums);
         assert_eq!(sums, first);
+    }
+
+    /// Groups list their values in program order, and groups in the order of their first
+    /// value, also when an op joins two groups that began apart (the expected groups are
+    /// read off the program by hand).
+    #[test]
+    fn elementwise_groups_keep_program_order() {
+        let m = neuronc_ir::parse_module(
+            "func.func @main(%a: tensor<8x4xf32>, %b: tensor<8x4xf32>) -> tensor<8x4xf32> {
+               %0 = stablehlo.negate %a : tensor<8x4xf32>
+               %1 = stablehlo.transpose %b, dims = [1, 0] : (tensor<8x4xf32>) -> tensor<4x8xf32>
+               %2 = stablehlo.exponential %b : tensor<8x4xf32>
+               %3 = stablehlo.abs %1 : tensor<4x8xf32>
+               %4 = stablehlo.sqrt %2 : tensor<8x4xf32>
+               %5 = stablehlo.add %4, %0 : tensor<8x4xf32>
+               %6 = stablehlo.negate %3 : tensor<4x8xf32>
+               return %5 : tensor<8x4xf32>
+             }",
+        )
+        .expect("parses");
+        let g = RegionGraph::new(&m, m.funcs[0].body);
+        let types = TypeTable::new(&m);
+        let costs = CostModel::new(&m, &g, &types);
+        let result = |i: usize| m.op(g.order[i]).results[0].0;
+        // %0 and %2 start two chains that %5 joins; %1 starts a chain that %3 and %6
+        // continue.
+        let expected: Vec<Vec<u32>> = vec![
+            vec![result(0), result(2), result(4), result(5)],
+            vec![result(1), result(3), result(6)],
+        ];
+        let found: Vec<Vec<u32>> = elementwise_groups(&costs)
+            .iter()
+            .map(<[u32]>::to_vec)
+            .collect();
+        assert_eq!(found, expected);
     }
 
     #[test]

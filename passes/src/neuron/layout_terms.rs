@@ -40,7 +40,9 @@ pub(super) enum Recorded {
 impl Solver<'_> {
     /// The terms of every op under the current layouts, in program order.
     pub(super) fn scan(&self) -> Vec<Term> {
-        let mut out = Vec::new();
+        // Real traces have fewer terms than ops; reserving that many spares copying the
+        // terms as the list grows.
+        let mut out = Vec::with_capacity(self.g.order.len());
         for p in 0..self.g.order.len() {
             self.terms_at(p, &mut out);
         }
@@ -123,7 +125,10 @@ impl Solver<'_> {
         again.sort_unstable();
         again.dedup();
         let order = &self.g.order;
-        let mut plan = LayoutPlan::default();
+        let mut plan = LayoutPlan {
+            relayouts: Vec::with_capacity(terms.len()),
+            ..LayoutPlan::default()
+        };
         let mut fresh = Vec::new();
         let mut old = terms.into_iter().peekable();
         for &p in &again {

@@ -96,7 +96,8 @@ pub struct CostModel {
     /// Results of all ops, in program order.
     results: Vec<u32>,
     /// (operand, first result) of elementwise ops where the operand has the result's
-    /// shape (rank > 0) and is a result of an earlier op, in program order.
+    /// shape (rank > 0) and is a result of an earlier op, in program order, each as its
+    /// index in `results` (so the operand's is the smaller).
     links: Vec<(u32, u32)>,
     /// For each value: the position of the op whose first result it is, else `NONE`.
     def0: Vec<u32>,
@@ -107,8 +108,9 @@ pub struct CostModel {
 
 /// Construction scratch of [`CostModel::new`].
 struct Built {
-    /// Values defined by the ops added so far.
-    defined: Vec<bool>,
+    /// Per value: its index in `CostModel::results` once an op added so far defines it,
+    /// else `NONE`.
+    result_index: Vec<u32>,
     /// (operand type, result type) of a reshape -> its targets in `CostModel::targets`.
     reshape_tabs: FxHashMap<(TypeId, TypeId), u32>,
 }
@@ -118,17 +120,19 @@ impl CostModel {
         let n = g.order.len();
         let mut c = CostModel {
             ops: Vec::with_capacity(n),
-            edges: Vec::with_capacity(2 * n),
+            // Room for about three operands per op (and below, a link per op): growing
+            // the lists would copy them.
+            edges: Vec::with_capacity(3 * n),
             targets: Vec::new(),
             sets: Vec::new(),
             results: Vec::with_capacity(n),
-            links: Vec::new(),
+            links: Vec::with_capacity(n),
             def0: vec![NONE; m.values.len()],
             use_start: vec![0; m.values.len() + 1],
             uses: Vec::new(),
         };
         let mut built = Built {
-            defined: vec![false; m.values.len()],
+            result_index: vec![NONE; m.values.len()],
             reshape_tabs: FxHashMap::default(),
         };
         for (pos, &op) in g.order.iter().enumerate() {
@@ -141,9 +145,10 @@ impl CostModel {
     /// Appends the op `o` at position `pos`: its results, edges, targets and own cost.
     fn add_op(&mut self, m: &Module, types: &TypeTable, pos: usize, o: &Op, built: &mut Built) {
         let res = o.results.first().map_or(NONE, |r| r.0);
+        let res_index = self.results.len() as u32;
         for r in &o.results {
+            built.result_index[r.index()] = self.results.len() as u32;
             self.results.push(r.0);
-            built.defined[r.index()] = true;
         }
         let res_row = match o.results.first() {
             Some(&r) => types.row(m, r),
@@ -151,7 +156,8 @@ impl CostModel {
         };
         let edge_start = self.edges.len() as u32;
         let costly = if o.kind.is_elementwise() {
-            self.add_elementwise_edges(m, types, o, res, res_row, &built.defined)
+            let first = (res, res_index);
+            self.add_elementwise_edges(m, types, o, first, res_row, &built.result_index)
         } else {
             self.add_edges(m, types, o, res, res_row, &mut built.reshape_tabs)
         };
@@ -169,23 +175,25 @@ impl CostModel {
     }
 
     /// Appends the edges of an elementwise op (rule [`Spec::SameRank`]) with first result
-    /// `res`, and its links; returns whether some edge is not free.
+    /// `res` (at `res_index` in `results`), and its links; returns whether some edge is not
+    /// free.
     fn add_elementwise_edges(
         &mut self,
         m: &Module,
         types: &TypeTable,
         o: &Op,
-        res: u32,
+        (res, res_index): (u32, u32),
         res_row: &TypeRow,
-        defined: &[bool],
+        result_index: &[u32],
     ) -> bool {
         let mut costly = false;
         for &v in &o.operands {
             let value = m.value(v);
             let row = types.row_of(value.ty);
-            self.use_start[v.index() + 1] += 1;
-            if row.shape != NONE && row.shape == res_row.shape && defined[v.index()] {
-                self.links.push((v.0, res));
+            self.use_start[v.index()] += 1;
+            let index = result_index[v.index()];
+            if row.shape != NONE && row.shape == res_row.shape && index != NONE {
+                self.links.push((index, res_index));
             }
             let same = row.rank != 0
                 && !is_function_arg(m, value)
@@ -232,7 +240,7 @@ impl CostModel {
         for (i, &v) in o.operands.iter().enumerate() {
             let value = m.value(v);
             let row = types.row_of(value.ty);
-            self.use_start[v.index() + 1] += 1;
+            self.use_start[v.index()] += 1;
             let mut e = Edge {
                 value: v.0,
                 res,
@@ -285,17 +293,20 @@ impl CostModel {
         costly
     }
 
-    /// Counting sort of the edges by operand value (program order per value).
+    /// Counting sort of the edges by operand value (program order per value): the use
+    /// counts (`use_start[v]`) become running totals, and the edges, placed last first,
+    /// count each value's total back down to its first slot.
     fn index_uses(&mut self) {
-        for i in 1..self.use_start.len() {
-            self.use_start[i] += self.use_start[i - 1];
+        let mut total = 0;
+        for s in &mut self.use_start {
+            total += *s;
+            *s = total;
         }
-        let mut fill = self.use_start.clone();
         self.uses = vec![0; self.edges.len()];
-        for (ei, e) in self.edges.iter().enumerate() {
-            let slot = &mut fill[e.value as usize];
+        for (ei, e) in self.edges.iter().enumerate().rev() {
+            let slot = &mut self.use_start[e.value as usize];
+            *slot -= 1;
             self.uses[*slot as usize] = ei as u32;
-            *slot += 1;
         }
     }
 
@@ -304,7 +315,8 @@ impl CostModel {
         &self.results
     }
 
-    /// The (operand, first result) pairs that elementwise ops tie into one layout group.
+    /// The (operand, first result) pairs that elementwise ops tie into one layout group,
+    /// as indices in [`CostModel::results`] (the operand's is the smaller).
     pub fn links(&self) -> &[(u32, u32)] {
         &self.links
     }

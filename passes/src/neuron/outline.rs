@@ -195,9 +195,9 @@ impl Members {
 /// replaced by a composite become it; then renames the body's uses of kernel outputs to
 /// the composites' results (`renamed`) and restores topological order.
 fn replace_in_body(m: &mut Module, body: RegionId, replaced: &[u32], renamed: &[u32]) {
-    let mut ops = Vec::with_capacity(m.region(body).ops.len());
-    for i in 0..m.region(body).ops.len() {
-        let o = m.region(body).ops[i];
+    let mut list = std::mem::take(&mut m.region_mut(body).ops);
+    let mut ops = Vec::with_capacity(list.len());
+    for &o in &list {
         match replaced.get(o.index()).copied().unwrap_or(NONE) {
             NONE => ops.push(o),
             r => {
@@ -210,7 +210,8 @@ fn replace_in_body(m: &mut Module, body: RegionId, replaced: &[u32], renamed: &[
             }
         }
     }
-    m.region_mut(body).ops.clone_from(&ops);
+    list.clone_from(&ops);
+    m.region_mut(body).ops = list;
     // Only the function body's uses: its values are used nowhere else, and the ops moved
     // into kernel bodies keep reading the original values there.
     rename_operands(m, body, renamed);

@@ -115,6 +115,8 @@ struct ValueTables {
     vals: Vec<Val>,
     /// (element count, element bytes) if a tensor.
     tensor: Vec<Option<(u64, u64)>>,
+    /// The values marked `OUTSIDE` so far.
+    outside: Vec<u32>,
 }
 
 impl ValueTables {
@@ -127,6 +129,7 @@ impl ValueTables {
         ValueTables {
             vals: vec![val; nv],
             tensor: vec![None; nv],
+            outside: Vec::new(),
         }
     }
 
@@ -147,6 +150,7 @@ impl ValueTables {
         match self.vals[v.index()].def {
             NONE => {
                 self.vals[v.index()].def = OUTSIDE;
+                self.outside.push(v.0);
                 self.fill(m, facts, v);
             }
             OUTSIDE => {}
@@ -238,12 +242,12 @@ pub struct OpState {
 
 /// Greedy consumer-first kernel growth over one region.
 pub struct Planner<'a> {
+    /// The module (read for the kinds of refused opaque ops).
+    m: &'a Module,
     /// The region's ops in program order (positions index it).
     order: &'a [OpId],
     cfg: &'a FusionConfig,
     ops: Vec<OpState>,
-    /// Each op's [`OpKind`](neuronc_ir::OpKind) (for rejections).
-    kind: Vec<neuronc_ir::OpKind>,
     /// Per op: its row in `rows` if it is a reduce, else `NONE`.
     row_of: Vec<u32>,
     rows: Rows,
@@ -306,7 +310,6 @@ impl<'a> Planner<'a> {
         let mut results = Csr::with_capacity(n, n);
         let mut single = Vec::with_capacity(n);
         let mut ops = Vec::with_capacity(n);
-        let mut kind = Vec::with_capacity(n);
         let mut row_of = Vec::with_capacity(n);
         let mut rows = Rows::default();
         // One pass in program order: every operand's producer precedes its user.
@@ -350,23 +353,26 @@ impl<'a> Planner<'a> {
                     _ => false,
                 },
             });
-            kind.push(o.kind);
             row_of.push(if c == OpClass::Reduce {
                 rows.intern(m, o)
             } else {
                 NONE
             });
         }
-        for val in values.vals.iter_mut().filter(|val| val.def == OUTSIDE) {
-            val.def = NONE;
+        let ValueTables {
+            mut vals,
+            tensor,
+            outside,
+        } = values;
+        for v in outside {
+            vals[v as usize].def = NONE;
         }
         let users = producers.transpose(n);
-        let ValueTables { vals, tensor } = values;
         Planner {
+            m,
             order,
             cfg,
             ops,
-            kind,
             row_of,
             rows,
             operands,
@@ -377,10 +383,11 @@ impl<'a> Planner<'a> {
             producers,
             users,
             members: Csr::with_capacity(n, n),
-            dup: Csr::with_capacity(n, 0),
-            inputs: Csr::with_capacity(n, 0),
+            // (Room for about as many copies and inputs as ops, and a kernel per op.)
+            dup: Csr::with_capacity(n, n),
+            inputs: Csr::with_capacity(n, n),
             rejections: Vec::new(),
-            seen_kernel: Vec::new(),
+            seen_kernel: Vec::with_capacity(n),
             epoch: 0,
             cur: Current::default(),
             topo: TopoOrder::new(n),
@@ -560,10 +567,10 @@ impl<'a> Planner<'a> {
     fn check(&mut self, p: u32, k: u32) -> Result<bool, Rule> {
         let class = self.ops[p as usize].class;
         if class == OpClass::Opaque {
-            return Err(Rule::OpaqueOp(self.kind[p as usize]));
+            return Err(Rule::OpaqueOp(self.kind(p)));
         }
         if let Some(o) = self.cur.opaque {
-            return Err(Rule::OpaqueOp(self.kind[o as usize]));
+            return Err(Rule::OpaqueOp(self.kind(o)));
         }
         if let Some(rule) = self.matmul_rule(p, class, k) {
             return Err(rule);
@@ -592,8 +599,16 @@ impl<'a> Planner<'a> {
         Ok(duplicate)
     }
 
+    /// The kind of op `p`.
+    fn kind(&self, p: u32) -> neuronc_ir::OpKind {
+        self.m.op(self.order[p as usize]).kind
+    }
+
     /// Number of rank > 0 tensor inputs of kernel `k` if `p` joined it. Leaves the
     /// operands of `p` that would become new inputs in `delta` for [`Planner::join`].
+    // (`delta` holds a few values at most: scanning it is cheaper than `contains`, which
+    // sets up a vectorised search for every operand.)
+    #[allow(clippy::manual_contains)]
     fn tensor_inputs_with(&mut self, p: u32, k: u32) -> usize {
         let mut n = self.cur.tensor_inputs;
         for &r in results_of(&self.single, &self.results, p) {
@@ -605,7 +620,7 @@ impl<'a> Planner<'a> {
         for &v in self.operands.of(p) {
             if self.vals[v as usize].input == k
                 || self.defined_inside(v, k, p)
-                || self.delta.contains(&v)
+                || self.delta.iter().any(|&d| d == v)
             {
                 continue;
             }
