@@ -6,7 +6,8 @@
 //! `lapack_?trsm_ffi` here; LU, QR, eigh, SVD, Hessenberg / tridiagonal reductions,
 //! tridiagonal solves, Schur and non-symmetric eigen-decompositions in
 //! [`crate::lapack_ffi`]) and torch_xla's
-//! `Eigh`; jax's `ApproxTopK` in [`crate::approx_topk`]. Invariant: any other target is
+//! `Eigh`; jax's `ApproxTopK` in [`crate::approx_topk`]; the interpreter's own
+//! `neuronc.xla_fma` (XLA:CPU's fused multiply-add, [`crate::xla_fma`]). Invariant: any other target is
 //! [`InterpError::UnsupportedCustomCall`] naming it.
 
 use crate::dispatch::Ctx;
@@ -56,6 +57,7 @@ pub(crate) fn exec(it: &mut Interp<'_>, cx: &Ctx<'_>) -> Res<Vec<Val>> {
         "mhlo.acosh" => unary(OpKind::ChloAcosh),
         "mhlo.atanh" => unary(OpKind::ChloAtanh),
         "ApproxTopK" => crate::approx_topk::exec(it, cx, &ins),
+        crate::xla_fma::TARGET => crate::xla_fma::exec(cx, &ins),
         "check.expect_eq" | "check.expect_close" | "check.expect_almost_eq" | "check.eq" => {
             crate::check::custom(it, cx, &target)
         }

@@ -59,6 +59,7 @@ mod strided;
 pub mod tensor;
 mod xla_batch_norm;
 mod xla_divide;
+mod xla_fma;
 mod xla_logistic;
 mod xla_reassoc;
 mod xla_simplify;
@@ -199,15 +200,22 @@ pub fn run_function_all(
 
 /// `module` as the interpreter must run it to follow `semantics`: for `xla`, jaxlib's
 /// `A / broadcast(B)` reciprocal rewrite (interpreter only, see [`xla_divide`]), then the
-/// rewrite `compile` plans from too ([`excess_precision::xla_module`]).
+/// rewrite `compile` plans from too ([`excess_precision::xla_module`]), then XLA:CPU's
+/// fused multiply-adds (interpreter only, see [`xla_fma`]).
 fn with_semantics(module: &Module, semantics: FloatSemantics) -> std::borrow::Cow<'_, Module> {
     use std::borrow::Cow;
     match semantics {
         FloatSemantics::Strict => Cow::Borrowed(module),
-        FloatSemantics::Xla => match xla_divide::broadcast_reciprocals(module) {
-            Cow::Borrowed(m) => excess_precision::xla_module(m),
-            Cow::Owned(m) => Cow::Owned(excess_precision::xla_module(&m).into_owned()),
-        },
+        FloatSemantics::Xla => {
+            let m = match xla_divide::broadcast_reciprocals(module) {
+                Cow::Borrowed(m) => excess_precision::xla_module(m),
+                Cow::Owned(m) => Cow::Owned(excess_precision::xla_module(&m).into_owned()),
+            };
+            match m {
+                Cow::Borrowed(m) => xla_fma::contract(m),
+                Cow::Owned(m) => Cow::Owned(xla_fma::contract(&m).into_owned()),
+            }
+        }
     }
 }
 
