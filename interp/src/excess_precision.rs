@@ -1,4 +1,4 @@
-//! XLA:CPU's bf16 excess precision, as a module rewrite: [`FloatSemantics`] and
+//! XLA:CPU's bf16 (and i4 / ui4) excess precision, as a module rewrite: [`FloatSemantics`] and
 //! [`xla_module`].
 //!
 //! # What XLA:CPU computes for bf16
@@ -62,6 +62,18 @@
 //!   too). The f8/f4 types
 //!   are normalized to f16 by the same mechanism; that is not modeled here (no known trace
 //!   computes directly in f8).
+//! * The 4-bit integers are normalized too (`float-normalization-s4` / `-u4` in XLA's pass
+//!   dump): an i4 (ui4) op is computed in i8 (ui8) and wrapped back to 4 bits, except for
+//!   a user that is a `convert` to exactly i8 (ui8), which reads the unwrapped 8-bit value,
+//!   as for bf16. Checked with `tools/xla_run.py` (probe round 13) over all 16 values of
+//!   each type: `add`, `subtract`, `multiply`, `negate`, `abs`, `not`, `power`,
+//!   `shift_left` and `popcnt` (of the sign-extended byte) converted to i8/ui8 give the
+//!   8-bit results (ui4 `x * reverse(x)` is 56, not 8, at x = 7; ui4 `not` of 1 read as ui8
+//!   is 254); a `convert` to i32 or to the other signedness, and every op between two 4-bit
+//!   ops, reads the wrapped value; `count_leading_zeros` and the right shifts work in 4 bits
+//!   (ui4 `shift_right_arithmetic` of 8 fills with ones: 15); with
+//!   `--xla_allow_excess_precision=false` the unwrapped reads disappear. i2 / ui2 ops are
+//!   computed in their own width.
 //!
 //! # The rewrite
 //! [`xla_module`] first inlines every `func.call` and `stablehlo.composite` (bounded
@@ -108,8 +120,11 @@ pub enum FloatSemantics {
     Strict,
     /// What XLA:CPU (jax, torch_xla) computes: bf16 results consumed by a `convert` to f32
     /// keep f32 precision, bf16 sums round every step in XLA's order (see the module
-    /// documentation), `multiply(convert(pred), x)` is `select(pred, x, 0)` and
-    /// `log(exp(x))` is `x` (`crate::xla_simplify`).
+    /// documentation), i4 / ui4 ops are computed in 8 bits the same way,
+    /// `multiply(convert(pred), x)` is `select(pred, x, 0)` and `log(exp(x))` is `x`
+    /// (`crate::xla_simplify`); when the interpreter runs (not in the module `compile`
+    /// plans from), f32/f64 `a * b + c` is one fused multiply-add (`crate::xla_fma`) and
+    /// `A / broadcast(B)` a reciprocal product (`crate::xla_divide`).
     Xla,
 }
 
@@ -128,7 +143,7 @@ pub fn xla_module(module: &Module) -> Cow<'_, Module> {
     let has_half = (0..types.len() as u32).any(|i| {
         types
             .tensor_of(TypeId(i))
-            .is_some_and(|t| matches!(t.elem, ElemType::BF16 | ElemType::F16))
+            .is_some_and(|t| t.elem == ElemType::F16 || wide_of(t.elem).is_some())
     });
     if !has_half {
         return reassociated(module);
@@ -164,13 +179,30 @@ fn reassociated(module: Cow<'_, Module>) -> Cow<'_, Module> {
     Cow::Owned(m)
 }
 
-/// Whether XLA:CPU's `FloatNormalization` computes a bf16 op of this kind in f32 and this
-/// interpreter can re-evaluate it in f32 as it is (no regions, one result).
+/// The type XLA:CPU's `FloatNormalization` computes ops of element type `low` in: f32 for
+/// bf16, the 8-bit integer of the same signedness for i4 / ui4 (see the module
+/// documentation); `None` for types computed as they are.
+pub fn wide_of(low: ElemType) -> Option<ElemType> {
+    match low {
+        ElemType::BF16 => Some(ElemType::F32),
+        ElemType::Int(4) => Some(ElemType::Int(8)),
+        ElemType::UInt(4) => Some(ElemType::UInt(8)),
+        _ => None,
+    }
+}
+
+/// Whether XLA:CPU's `FloatNormalization` computes a bf16 (i4, ui4) op of this kind in f32
+/// (i8, ui8) and this interpreter can re-evaluate it in the wide type as it is (no
+/// regions, one result). `count_leading_zeros` and the right shifts are not: XLA computes them
+/// in the 4-bit width (bitwise `and`/`or`/`xor` give the same values either way).
 pub fn is_normalized(kind: OpKind) -> bool {
     use OpKind::*;
     matches!(
         kind,
-        Abs | Cbrt
+        Not | Popcnt
+            | ShiftLeft
+            | Abs
+            | Cbrt
             | Ceil
             | Cosine
             | Exponential
@@ -223,27 +255,27 @@ fn elem_of(m: &Module, v: ValueId) -> Option<ElemType> {
     m.tensor_type(v).map(|t| t.elem)
 }
 
-/// The normalized op read by `c` when `c` is a `convert` from bf16 to f32.
+/// The normalized op read by `c` when `c` is a `convert` from bf16 to f32 (i4 to i8, ui4
+/// to ui8).
 fn widened_source(m: &Module, c: OpId) -> Option<OpId> {
     let op = m.op(c);
     if op.kind != OpKind::Convert || op.operands.len() != 1 || op.results.len() != 1 {
         return None;
     }
     let (src, dst) = (op.operands[0], op.results[0]);
-    if elem_of(m, dst) != Some(ElemType::F32) {
+    if elem_of(m, dst) != elem_of(m, src).and_then(wide_of) {
         return None;
     }
     unrounded_source(m, src)
 }
 
 /// The op whose unrounded f32 value a `convert` of bf16 value `v` to f32 reads under
-/// XLA:CPU's excess precision, if any: `v` is the only result of an op that XLA computes
-/// in f32 (and does not reshape first). Passes that add, remove or move such a convert
-/// change what XLA computes, though not what the spec says.
+/// XLA:CPU's excess precision, if any (likewise the unwrapped i8 / ui8 value of an i4 /
+/// ui4 `v`): `v` is the only result of an op that XLA computes in the wide type (and does
+/// not reshape first). Passes that add, remove or move such a convert change what XLA
+/// computes, though not what the spec says.
 pub fn unrounded_source(m: &Module, v: ValueId) -> Option<OpId> {
-    if elem_of(m, v) != Some(ElemType::BF16) {
-        return None;
-    }
+    elem_of(m, v).and_then(wide_of)?;
     let ValueDef::Result(x, 0) = m.value(v).def else {
         return None;
     };
@@ -314,10 +346,12 @@ fn widen(m: &mut Module, site: &Site) -> Vec<OpId> {
     let x = m.op(site.op).clone();
     let mut new_ops = Vec::new();
     let mut operands = Vec::with_capacity(x.operands.len());
+    let low = elem_of(m, x.results[0]);
+    let wide_elem = low.and_then(wide_of).unwrap_or(ElemType::F32);
     for &o in &x.operands {
         match m.tensor_type(o).cloned() {
-            Some(t) if t.elem == ElemType::BF16 => {
-                let ty = m.types.tensor(ElemType::F32, &t.shape);
+            Some(t) if Some(t.elem) == low => {
+                let ty = m.types.tensor(wide_elem, &t.shape);
                 let c = m.create_op(OpKind::Convert, vec![o], &[ty], NamedAttrs::new());
                 m.op_mut(c).loc = x.loc;
                 new_ops.push(c);
@@ -330,7 +364,7 @@ fn widen(m: &mut Module, site: &Site) -> Vec<OpId> {
         .tensor_type(x.results[0])
         .map(|t| t.shape.clone())
         .unwrap_or_default();
-    let wide_ty = m.types.tensor(ElemType::F32, &shape);
+    let wide_ty = m.types.tensor(wide_elem, &shape);
     let wide = m.create_op(x.kind, operands, &[wide_ty], x.attrs.clone());
     m.op_mut(wide).loc = x.loc;
     m.op_mut(wide).span = x.span;

@@ -325,15 +325,17 @@ pub enum ShiftKind {
     RightArithmetic,
 }
 
-/// Leading zeros within the element width.
+/// Leading zeros within the element width, as a value of `e` (the count of a zero `i2` is 2,
+/// which wraps to -2).
 pub fn int_clz(e: ElemType, a: i64) -> i64 {
     let bits = int_bits(e);
-    (int_pattern(e, a).leading_zeros() - (64 - bits)) as i64
+    wrap_int(e, (int_pattern(e, a).leading_zeros() - (64 - bits)) as i64)
 }
 
-/// Population count within the element width.
+/// Population count within the element width, as a value of `e` (wraps like
+/// [`int_clz`]).
 pub fn int_popcnt(e: ElemType, a: i64) -> i64 {
-    int_pattern(e, a).count_ones() as i64
+    wrap_int(e, int_pattern(e, a).count_ones() as i64)
 }
 
 #[cfg(test)]
