@@ -31,6 +31,21 @@ fn element_classes() {
         ),
         &["expects operands of integer element type"],
     );
+    for op in ["abs", "sign"] {
+        fails(
+            &func(
+                "%a: tensor<4xui8>",
+                "tensor<4xui8>",
+                &format!("%0 = stablehlo.{op} %a : tensor<4xui8>\nfunc.return %0 : tensor<4xui8>"),
+            ),
+            &["expects operands of signed integer or floating-point or complex element type"],
+        );
+    }
+    ok(&func(
+        "%a: tensor<4xi8>",
+        "tensor<4xi8>",
+        "%0 = stablehlo.sign %a : tensor<4xi8>\nfunc.return %0 : tensor<4xi8>",
+    ));
     fails(
         &func(
             "%a: tensor<4xi32>",

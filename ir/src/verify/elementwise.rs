@@ -149,6 +149,16 @@ fn same_type(v: &mut OpV, c: Classes) -> Option<()> {
         );
         return None;
     }
+    if matches!(v.op.kind, OpKind::Abs | OpKind::Sign) && t0.elem.is_unsigned() {
+        v.err(
+            "",
+            format!(
+                "expects operands of signed integer or floating-point or complex element type, but got {}",
+                tensor_str(t0)
+            ),
+        );
+        return None;
+    }
     if v.op.kind == OpKind::Abs && t0.elem.is_complex() {
         let r = v.result(0)?;
         if r.shape != t0.shape || Some(r.elem) != t0.elem.complex_part() {
