@@ -188,6 +188,11 @@ fn fill(c: &Cursor<'_>, lit: &mut LiteralProto, p: i32, toks: &[Tok<'_>]) -> PRe
                 });
             }
         }
+        // Sub-byte integers: one byte per element, as the proto importer reads them.
+        P::S2 => lit.s2s = ints(-2, 1, "s2")?.iter().map(|&v| v as u8).collect(),
+        P::S4 => lit.s4s = ints(-8, 7, "s4")?.iter().map(|&v| v as u8).collect(),
+        P::U2 => lit.u2s = ints(0, 3, "u2")?.iter().map(|&v| v as u8).collect(),
+        P::U4 => lit.u4s = ints(0, 15, "u4")?.iter().map(|&v| v as u8).collect(),
         P::S8 => lit.s8s = ints(-128, 127, "s8")?.iter().map(|&v| v as u8).collect(),
         P::U8 => lit.u8s = ints(0, 255, "u8")?.iter().map(|&v| v as u8).collect(),
         P::S16 => {
@@ -294,11 +299,28 @@ mod tests {
     }
 
     #[test]
+    fn sub_byte_integers_take_one_byte_each() {
+        let l = read("{-8, 7, -1}", &shape(PrimitiveType::S4, &[3]));
+        assert_eq!(l.map(|l| l.s4s), Ok(vec![0xf8, 0x07, 0xff]));
+        let l = read("{15, 0}", &shape(PrimitiveType::U4, &[2]));
+        assert_eq!(l.map(|l| l.u4s), Ok(vec![15, 0]));
+        let l = read("{-2, 1}", &shape(PrimitiveType::S2, &[2]));
+        assert_eq!(l.map(|l| l.s2s), Ok(vec![0xfe, 0x01]));
+        let l = read("3", &shape(PrimitiveType::U2, &[]));
+        assert_eq!(l.map(|l| l.u2s), Ok(vec![3]));
+    }
+
+    #[test]
     fn out_of_range_and_elided_values_are_errors() {
         let e = read("300", &shape(PrimitiveType::U8, &[]));
         assert_eq!(
             e.err().as_deref(),
             Some("1:1: expected an integer of type u8, found `300`")
+        );
+        let e = read("{7, -9}", &shape(PrimitiveType::S4, &[2]));
+        assert_eq!(
+            e.err().as_deref(),
+            Some("1:5: expected an integer of type s4, found `-9`")
         );
         let e = read("{...}", &shape(PrimitiveType::F32, &[100]));
         assert!(e.err().is_some_and(|m| m.contains("unsupported")));
