@@ -59,6 +59,7 @@ mod strided;
 pub mod tensor;
 mod xla_batch_norm;
 mod xla_divide;
+mod xla_divide_chain;
 mod xla_fma;
 mod xla_logistic;
 mod xla_reassoc;

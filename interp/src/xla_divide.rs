@@ -38,9 +38,10 @@
 //! norm divisions in every attention layer, would cost instructions to reproduce a one-ulp
 //! difference that torch_xla itself does not have).
 //!
-//! Not modelled: the complex (c64/c128) case of the same rules, and XLA's other divide
-//! rewrites (`A / sqrt(B)`, `A / rsqrt(B)`, `A / exp(B)`, `A / pow(B, C)`, `(A / B) / C`,
-//! `A / (B / C)`), which also move f16 results by an ulp.
+//! Not modelled: the complex (c64/c128) case of the same rules. XLA's other divide
+//! rewrites are in [`crate::xla_reassoc`] (`A / sqrt(B)`, `A / rsqrt(B)`) and
+//! [`crate::xla_divide_chain`] (`A / exp(B)`, `A / pow(B, C)`, `(A / B) / C`,
+//! `A / (B / C)`).
 //!
 //! Invariants: the rewritten divide keeps its id and result (it becomes a `multiply`); the
 //! new ops (the reciprocal constant or the `1` constant and the reciprocal divide, then the

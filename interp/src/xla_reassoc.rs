@@ -27,9 +27,11 @@
 //! constant pair and an (r)sqrt with two uses are not rewritten; bf16 chains are not
 //! rewritten. The test `interp/tests/xla_reassoc.rs` compares against XLA-computed values.
 //!
-//! Not modelled: `A + 0 => A` and `A * 1 => A` (exact except for the sign of a zero), the
-//! simplifier's other result-changing divide rules (`A / exp(B)`, `A / pow(B, C)`,
-//! `(A / B) / C`, `A / (B / C)`), `A*C + B*C => (A + B)*C` for a power-of-two `C`, and
+//! The simplifier's other result-changing divide rules (`A / exp(B)`, `A / pow(B, C)`,
+//! `(A / B) / C`, `A / (B / C)`) are in [`crate::xla_divide_chain`].
+//!
+//! Not modelled: `A + 0 => A` and `A * 1 => A` (exact except for the sign of a zero),
+//! `A*C + B*C => (A + B)*C` for a power-of-two `C`, and
 //! CSE merging two identical (r)sqrt ops into one with two uses.
 //!
 //! Invariants: a rewritten op keeps its id and result; the new ops (a folded constant, or

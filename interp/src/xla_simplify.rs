@@ -1,7 +1,9 @@
 //! Rewrites of XLA:CPU's algebraic simplifier that change results, as a module rewrite for the
 //! `xla` float semantics: [`xla_simplify`] (`multiply(convert(pred), x) -> select(pred, x, 0)`,
 //! `log(exp(x)) -> x` and, through [`crate::xla_divide`] and [`crate::xla_logistic`],
-//! `x / constant -> x * (1 / constant)` and f16 `logistic(x) -> 1 / (1 + exp(-x))`).
+//! `x / constant -> x * (1 / constant)` and f16 `logistic(x) -> 1 / (1 + exp(-x))`), then,
+//! through [`crate::xla_divide_chain`], divide chains, divides by `exp`/`pow`, `exp`
+//! products, small integer powers and logs of roots and powers.
 //!
 //! # What XLA:CPU computes
 //! XLA's algebraic simplifier replaces a `multiply` one of whose operands is a `convert`
@@ -53,14 +55,15 @@ struct Site {
 /// `broadcast_in_dim` of the convert) of an f16/f32/f64 result replaced by
 /// `select(pred, x, 0)`, every f16/f32/f64 `log(exp(x))` by `x` and every f16/f32/f64
 /// divide by a (broadcast) constant by a multiply with its reciprocal and every f16
-/// `logistic(x)` by `1 / (1 + exp(-x))` in f16 ops, as XLA:CPU computes
-/// them; borrowed when there is none.
+/// `logistic(x)` by `1 / (1 + exp(-x))` in f16 ops, then the rewrites of
+/// [`crate::xla_divide_chain`], as XLA:CPU computes them; borrowed when there is none.
 pub fn xla_simplify(module: &Module) -> Cow<'_, Module> {
     let sites = find_sites(module);
     let logs = find_log_exp(module);
     let recips = crate::xla_divide::find_recip_sites(module);
     let logistics = crate::xla_logistic::find_f16_logistics(module);
-    if sites.is_empty() && logs.is_empty() && recips.is_empty() && logistics.is_empty() {
+    let chains = crate::xla_divide_chain::has_sites(module);
+    if sites.is_empty() && logs.is_empty() && recips.is_empty() && logistics.is_empty() && !chains {
         return Cow::Borrowed(module);
     }
     let mut m = module.clone();
@@ -83,7 +86,22 @@ pub fn xla_simplify(module: &Module) -> Cow<'_, Module> {
         before.insert(id, new_ops);
     }
     crate::excess_precision::splice_all(&mut m, &before);
+    if chains && crate::xla_divide_chain::rewrite(&mut m) {
+        reciprocals_again(&mut m);
+    }
     Cow::Owned(m)
+}
+
+/// Rewrites the divides by constants that [`crate::xla_divide_chain`] created
+/// (`A / (K / B) => (A * B) / K`), as the simplifier's next pass over them does.
+fn reciprocals_again(m: &mut Module) {
+    let recips = crate::xla_divide::find_recip_sites(m);
+    let mut before: BTreeMap<OpId, Vec<OpId>> = BTreeMap::new();
+    for site in &recips {
+        let new_ops = crate::xla_divide::rewrite_recip(m, site);
+        before.insert(site.op(), new_ops);
+    }
+    crate::excess_precision::splice_all(m, &before);
 }
 
 /// Whether `op` has one result, of element type f16, f32 or f64 (types XLA:CPU does not
