@@ -125,6 +125,20 @@ def random_inputs(arg_sig, seed, flo, fhi, ihi):
     return out
 
 
+def save_case(out_dir, name, text, args):
+    """Runs StableHLO `text` on `args` with XLA:CPU and writes NAME.mlir (the text) and
+    NAME.npz (arg_000.. = args, out_000.. = XLA's results) to `out_dir`: one bit-exact
+    case for the interpreter's tests. Returns the results."""
+    res = compile_and_run(text, args)
+    with open(os.path.join(out_dir, name + ".mlir"), "w") as f:
+        f.write(text)
+    d = {f"arg_{i:03d}": a for i, a in enumerate(args)}
+    d.update({f"out_{i:03d}": np.asarray(r) for i, r in enumerate(res)})
+    np.savez_compressed(os.path.join(out_dir, name + ".npz"), **d)
+    print(name, len(res), "outputs")
+    return res
+
+
 def compile_and_run(text, args):
     """Compile StableHLO `text` for XLA:CPU and run it on numpy `args`."""
     import jax

@@ -77,31 +77,34 @@ pub fn xla_simplify(module: &Module) -> Cow<'_, Module> {
     for site in &sites {
         before.insert(site.op, rewrite(&mut m, site));
     }
-    for site in &recips {
-        let new_ops = crate::xla_divide::rewrite_recip(&mut m, site);
-        before.insert(site.op(), new_ops);
-    }
+    rewrite_recips(&mut m, &recips, &mut before);
     for &id in &logistics {
         let new_ops = crate::xla_logistic::expand_logistic(&mut m, id);
         before.insert(id, new_ops);
     }
     crate::excess_precision::splice_all(&mut m, &before);
     if chains && crate::xla_divide_chain::rewrite(&mut m) {
-        reciprocals_again(&mut m);
+        // The divides by constants the chain rules created (`A / (K / B) => (A * B) / K`)
+        // get the reciprocal rewrite too, as the simplifier's next pass over them does.
+        let again = crate::xla_divide::find_recip_sites(&m);
+        let mut before = BTreeMap::new();
+        rewrite_recips(&mut m, &again, &mut before);
+        crate::excess_precision::splice_all(&mut m, &before);
     }
     Cow::Owned(m)
 }
 
-/// Rewrites the divides by constants that [`crate::xla_divide_chain`] created
-/// (`A / (K / B) => (A * B) / K`), as the simplifier's next pass over them does.
-fn reciprocals_again(m: &mut Module) {
-    let recips = crate::xla_divide::find_recip_sites(m);
-    let mut before: BTreeMap<OpId, Vec<OpId>> = BTreeMap::new();
-    for site in &recips {
+/// Applies [`crate::xla_divide::rewrite_recip`] to every site, recording the new ops to
+/// splice in before each rewritten divide.
+fn rewrite_recips(
+    m: &mut Module,
+    sites: &[crate::xla_divide::RecipSite],
+    before: &mut BTreeMap<OpId, Vec<OpId>>,
+) {
+    for site in sites {
         let new_ops = crate::xla_divide::rewrite_recip(m, site);
         before.insert(site.op(), new_ops);
     }
-    crate::excess_precision::splice_all(m, &before);
 }
 
 /// Whether `op` has one result, of element type f16, f32 or f64 (types XLA:CPU does not

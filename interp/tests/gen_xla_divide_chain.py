@@ -13,7 +13,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
-from xla_run import compile_and_run  # noqa: E402
+from xla_run import save_case  # noqa: E402
 
 OUT = os.path.join(HERE, "xla_divide_chain")
 N = 4096
@@ -77,13 +77,7 @@ def write(name, dt, body, outs, args):
     types = ", ".join([t] * len(outs))
     text = (f"func.func @main({sig}) -> ({types}) {{{body.replace('T', t)}\n"
             f"  return {', '.join(outs)} : {types}\n}}\n")
-    res = compile_and_run(text, args)
-    with open(os.path.join(OUT, name + ".mlir"), "w") as f:
-        f.write(text)
-    d = {f"arg_{i:03d}": a for i, a in enumerate(args)}
-    d.update({f"out_{i:03d}": np.asarray(r) for i, r in enumerate(res)})
-    np.savez_compressed(os.path.join(OUT, name + ".npz"), **d)
-    print(name, len(res), "outputs")
+    save_case(OUT, name, text, args)
 
 
 def main():

@@ -12,7 +12,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
-from xla_run import compile_and_run  # noqa: E402
+from xla_run import save_case  # noqa: E402
 
 OUT = os.path.join(HERE, "xla_fma")
 N = 2048
@@ -25,13 +25,7 @@ def write(name, args, body, outs):
     text = (f"func.func @main({sig}) -> ({types}) {{{body}\n"
             f"  return {', '.join(v for v, _ in outs)} : {types}\n}}\n")
     arrays = [a for _, _, a in args]
-    res = compile_and_run(text, arrays)
-    with open(os.path.join(OUT, name + ".mlir"), "w") as f:
-        f.write(text)
-    d = {f"arg_{i:03d}": a for i, a in enumerate(arrays)}
-    d.update({f"out_{i:03d}": np.asarray(r) for i, r in enumerate(res)})
-    np.savez_compressed(os.path.join(OUT, name + ".npz"), **d)
-    print(name, len(res), "outputs")
+    save_case(OUT, name, text, arrays)
 
 
 def uniform(rng, shape, dt):

@@ -14,7 +14,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
-from xla_run import compile_and_run  # noqa: E402
+from xla_run import save_case  # noqa: E402
 
 OUT = os.path.join(HERE, "xla_int4")
 TYPES = {"ui4": "ui8", "i4": "i8", "ui2": "ui8", "i2": "i8"}
@@ -59,14 +59,7 @@ def write(name, second):
     sig = ", ".join(ty for _, ty in outs)
     text = (f"func.func @main(%arg0: tensor<16xui8>) -> ({sig}) {{\n" + "\n".join(lines) +
             f"\n  return {', '.join(v for v, _ in outs)} : {sig}\n}}\n")
-    x = np.arange(16, dtype=np.uint8)
-    res = compile_and_run(text, [x])
-    with open(os.path.join(OUT, name + ".mlir"), "w") as f:
-        f.write(text)
-    d = {"arg_000": x}
-    d.update({f"out_{i:03d}": np.asarray(r) for i, r in enumerate(res)})
-    np.savez_compressed(os.path.join(OUT, name + ".npz"), **d)
-    print(name, len(res), "outputs")
+    save_case(OUT, name, text, [np.arange(16, dtype=np.uint8)])
 
 
 def main():

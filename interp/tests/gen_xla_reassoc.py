@@ -11,7 +11,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
-from xla_run import compile_and_run  # noqa: E402
+from xla_run import save_case  # noqa: E402
 
 OUT = os.path.join(HERE, "xla_reassoc")
 N = 4096
@@ -69,13 +69,7 @@ def root_divides(dt):
 def write(name, sig, body, outs, out_types, args):
     text = (f"func.func @main({sig}) -> ({', '.join(out_types)}) {{{body}\n"
             f"  return {', '.join(outs)} : {', '.join(out_types)}\n}}\n")
-    res = compile_and_run(text, args)
-    with open(os.path.join(OUT, name + ".mlir"), "w") as f:
-        f.write(text)
-    d = {f"arg_{i:03d}": a for i, a in enumerate(args)}
-    d.update({f"out_{i:03d}": np.asarray(r) for i, r in enumerate(res)})
-    np.savez_compressed(os.path.join(OUT, name + ".npz"), **d)
-    print(name, len(res), "outputs")
+    save_case(OUT, name, text, args)
 
 
 def elementwise_cases():
