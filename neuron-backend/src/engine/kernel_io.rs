@@ -12,11 +12,12 @@
 //! own* address range only, so a kernel's first loads can run while earlier kernels still
 //! use other ranges (cross-kernel prefetch, as far as SBUF space allows); an input
 //! already resident is never loaded again, unless the kernel's own slots cannot fit
-//! otherwise, in which case the resident inputs are spilled and streamed. A record of a
-//! batched matmul waits only for the pieces of its batch-major operands that hold its own
-//! batches ([`BatchOrder`]); a record of a streaming kernel waits for the pieces of an
-//! input that overlap its part of the walk, exactly (partial last tiles included) when
-//! the producer's piece ends are known (`Avail::piece_ends`).
+//! otherwise, in which case the resident inputs are spilled and streamed; a matmul whose
+//! operand slices still do not fit streams its contraction in chunks (`k_chunked_slots`).
+//! A record of a batched matmul waits only for the pieces of its batch-major operands
+//! that hold its own batches ([`BatchOrder`]); a record of a streaming kernel waits for
+//! the pieces of an input that overlap its part of the walk, exactly (partial last tiles
+//! included) when the producer's piece ends are known (`Avail::piece_ends`).
 
 use crate::engine::classify::OpWork;
 use crate::engine::emit_ops::{Kx, Src};
@@ -35,6 +36,50 @@ pub(super) fn tile_bytes_pp(lw: &Lowerer, t: &Tiling, v: ValueId) -> u64 {
 /// An input is loaded whole only if it takes at most `1 / WHOLE_LOAD_SHARE` of a
 /// partition.
 const WHOLE_LOAD_SHARE: u64 = 16;
+
+/// One SBUF allocation: offset, the instructions its first writer must wait for, size.
+pub(super) type Grant = (u64, Vec<InstrId>, u64);
+
+/// Slots for a matmul kernel whose operands do not fit SBUF even single-buffered (a
+/// 30,522-row vocabulary contraction in BERT's masked-LM gradient): each record then
+/// streams its contraction in `kc` chunks of 128-row K tiles, accumulating in PSUM, so a
+/// slot of a matmul operand holds `1/kc` of the record's slice. The record's loads and
+/// instructions stay whole (a record already stands for many hardware tiles); only the
+/// footprint shrinks. Tries `kc` = 2, 4, .. up to the number of K tiles; returns the slot
+/// sizes (in `streams` order) and their grants for the first that fits.
+fn k_chunked_slots(
+    lw: &mut Lowerer,
+    kx: &Kx,
+    streams: &[ValueId],
+    ops: &[OpId],
+    works: &[OpWork],
+    pos: usize,
+    keep: &FxHashSet<ValueId>,
+) -> Option<(Vec<u64>, Vec<Grant>)> {
+    let m = lw.m;
+    let (&op, _) = ops.iter().zip(works).find(|(_, w)| **w == OpWork::Matmul)?;
+    let k_tiles = crate::engine::tiling::matmul_dims(m, op)?.k.div_ceil(128);
+    let operands: FxHashSet<ValueId> = m.op(op).operands.iter().map(|&v| root(m, v)).collect();
+    let mut kc = 2;
+    while kc <= k_tiles {
+        let sizes: Vec<u64> = streams
+            .iter()
+            .map(|&v| {
+                let b = tile_bytes_pp(lw, &kx.tiling, v);
+                if operands.contains(&v) {
+                    b.div_ceil(kc).max(1)
+                } else {
+                    b
+                }
+            })
+            .collect();
+        if let Some(got) = alloc_all(lw, &sizes, pos, keep) {
+            return Some((sizes, got));
+        }
+        kc *= 2;
+    }
+    None
+}
 
 /// Allocates the kernel's local buffers and resident outputs; resolves input sources.
 #[allow(clippy::too_many_arguments)]
@@ -153,6 +198,14 @@ pub(super) fn plan_memory(
         }
         return plan_memory(lw, kx, k, pos, ops, works, needed, whole, first_op);
     }
+    if grants.is_none() {
+        // Last resort: stream the contraction of the kernel's matmul in chunks.
+        if let Some((sizes, got)) = k_chunked_slots(lw, kx, &streams, ops, works, pos, &keep) {
+            slot_bytes = sizes;
+            grants = Some(got);
+            single = streams.iter().copied().collect();
+        }
+    }
     let Some(grants) = grants else {
         let capacity = lw.sbuf.capacity();
         let available = capacity - lw.resident_pinned(&keep);
@@ -221,8 +274,8 @@ pub(super) fn alloc_all(
     sizes: &[u64],
     pos: usize,
     keep: &FxHashSet<ValueId>,
-) -> Option<Vec<(u64, Vec<InstrId>, u64)>> {
-    let mut got: Vec<(u64, Vec<InstrId>, u64)> = Vec::with_capacity(sizes.len());
+) -> Option<Vec<Grant>> {
+    let mut got: Vec<Grant> = Vec::with_capacity(sizes.len());
     for &size in sizes {
         match lw.alloc_spilling(size, pos, keep) {
             Some((off, war)) => got.push((off, war, size)),
