@@ -5,7 +5,8 @@
 //! from IR values to instruction ids) and [`Emitter`] (module-wide state: the id counter,
 //! finished computations, lowered functions).
 //! Invariants: ids come from one counter shared by instructions and computations, so they
-//! are unique module-wide and assigned in emission order (deterministic); an instruction
+//! are unique module-wide and assigned in emission order (deterministic); so are the
+//! channel ids of collectives (a counter of their own); an instruction
 //! is pushed only after its operands; a computation is finished (appended to
 //! `Emitter::done`) before any computation that calls it, which is the callee-first order
 //! `HloModuleProto.computations` requires.
@@ -70,6 +71,8 @@ pub struct Emitter<'a> {
     pub m: &'a Module,
     pub opts: &'a HloOptions,
     next_id: i64,
+    /// Next channel id of a cross-partition collective (see [`Emitter::fresh_channel`]).
+    next_channel: i64,
     /// Finished computations, callees first.
     pub done: Vec<HloComputationProto>,
     /// Lowered functions: name -> computation id.
@@ -83,6 +86,7 @@ impl<'a> Emitter<'a> {
             m,
             opts,
             next_id: 1,
+            next_channel: 1,
             done: Vec::new(),
             funcs: FxHashMap::default(),
             in_progress: FxHashSet::default(),
@@ -92,6 +96,17 @@ impl<'a> Emitter<'a> {
     pub fn fresh(&mut self) -> i64 {
         let id = self.next_id;
         self.next_id += 1;
+        id
+    }
+
+    /// A channel id no other collective of the module has. StableHLO programs may share
+    /// one `channel_handle` among collectives (jax's `shard_map` gives all of them handle
+    /// 1), but XLA treats instructions with equal channel ids as one collective and
+    /// rejects such a module when their shapes differ; each collective is its own
+    /// channel, as XLA's own passes number them.
+    pub fn fresh_channel(&mut self) -> i64 {
+        let id = self.next_channel;
+        self.next_channel += 1;
         id
     }
 

@@ -291,13 +291,13 @@ impl Emitter<'_> {
     }
 
     fn collective_attrs(
-        &self,
+        &mut self,
         o: &Op,
         i: &mut super::proto::HloInstructionProto,
     ) -> Result<(), HloError> {
         if let Some(Attr::ChannelHandle { handle, .. }) = o.attrs.get("channel_handle") {
             if *handle > 0 {
-                i.channel_id = *handle;
+                i.channel_id = self.fresh_channel();
             }
         }
         i.use_global_device_ids = flag(o, "use_global_device_ids");
