@@ -243,6 +243,39 @@ func.func @main(%x: tensor<128x768xf32>, %wv: tensor<768x768xf32>, %bv: tensor<7
 }
 
 #[test]
+fn attention_values_reshaped_before_the_bias_add_need_no_transpose() {
+    // The same values path as torch_xla's lazy capture prints it: the V projection's
+    // result is reshaped to 1x128x768 *before* the bias add, so the add's elementwise
+    // group starts at a view of the matmul result, not at the matmul result itself. No
+    // relayout is needed (tokens on partitions from the V projection to P·V); reaching
+    // it takes the matmul result, both reshapes, the add and the transpose together.
+    let (_, p) = plan(
+        r#"
+func.func @main(%x: tensor<128x768xf32>, %wv: tensor<768x768xf32>, %bv: tensor<768xf32>, %p: tensor<12x128x128xf32>, %wo: tensor<768x768xf32>) -> tensor<128x768xf32> {
+  %v = stablehlo.dot_general %x, %wv, contracting_dims = [1] x [0] : (tensor<128x768xf32>, tensor<768x768xf32>) -> tensor<128x768xf32>
+  %v3 = stablehlo.reshape %v : (tensor<128x768xf32>) -> tensor<1x128x768xf32>
+  %b = stablehlo.broadcast_in_dim %bv, dims = [2] : (tensor<768xf32>) -> tensor<1x128x768xf32>
+  %vb = stablehlo.add %v3, %b : tensor<1x128x768xf32>
+  %v4 = stablehlo.reshape %vb : (tensor<1x128x768xf32>) -> tensor<1x128x12x64xf32>
+  %vt = stablehlo.transpose %v4, dims = [0, 2, 1, 3] : (tensor<1x128x12x64xf32>) -> tensor<1x12x128x64xf32>
+  %v5 = stablehlo.reshape %vt : (tensor<1x12x128x64xf32>) -> tensor<12x128x64xf32>
+  %ctx = stablehlo.dot_general %p, %v5, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<12x128x128xf32>, tensor<12x128x64xf32>) -> tensor<12x128x64xf32>
+  %c1 = stablehlo.reshape %ctx : (tensor<12x128x64xf32>) -> tensor<1x12x128x64xf32>
+  %ct = stablehlo.transpose %c1, dims = [0, 2, 1, 3] : (tensor<1x12x128x64xf32>) -> tensor<1x128x12x64xf32>
+  %c2 = stablehlo.reshape %ct : (tensor<1x128x12x64xf32>) -> tensor<128x768xf32>
+  %out = stablehlo.dot_general %c2, %wo, contracting_dims = [1] x [0] : (tensor<128x768xf32>, tensor<768x768xf32>) -> tensor<128x768xf32>
+  return %out : tensor<128x768xf32>
+}"#,
+    );
+    assert_eq!(
+        p.layout.transpose_count(),
+        0,
+        "relayouts: {:?}",
+        p.layout.relayouts
+    );
+}
+
+#[test]
 fn a_cycle_check_past_its_limit_keeps_the_producer_out() {
     // The kernel grown from %o refuses the sort (opaque); then %e may join it as an extra
     // output (it also feeds the chain %c1..%c4), which takes a cycle check: forward from

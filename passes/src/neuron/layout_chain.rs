@@ -7,7 +7,11 @@
 //! the end of `producer -> reshape -> transpose -> reshape -> matmul` only disappears if
 //! the producer's group and every view in between change together: each single step costs
 //! more, and the sweeps never take it. Typical case: the V projection of attention, whose
-//! bias add prefers features on partitions while `P·V` contracts over tokens.
+//! bias add prefers features on partitions while `P·V` contracts over tokens. When the
+//! group the chain reaches is itself fed through a view (torch_xla's lazy capture reshapes
+//! the matmul result to 3-D before the bias add), moving the path alone still leaves a
+//! relayout at that view; then the move also takes the views that feed the group's
+//! members, back to their own producers (`Solver::chain_tree`), within the same limits.
 //! Invariants: a move only sets values to candidate layouts of their types, and is kept
 //! only if the summed cost at every op it touches drops (the costs of all other ops do not
 //! read the moved layouts), so the total cost never rises; deterministic order.
@@ -46,8 +50,19 @@ impl Solver<'_> {
             let Some((start, moves)) = self.chain_to(v, to, group_of, groups) else {
                 continue;
             };
-            if tried.insert(start) && self.try_move(&moves) {
+            if !tried.insert(start) {
+                continue;
+            }
+            if self.try_move(&moves) {
                 moved.extend(moves.iter().map(|&(y, _)| y));
+                continue;
+            }
+            // The path alone did not pay: also take back the views that feed the group
+            // it ended in (a bias add after a reshape of the matmul result).
+            if let Some(wide) = self.chain_tree(v, to, group_of, groups) {
+                if wide.len() > moves.len() && self.try_move(&wide) {
+                    moved.extend(wide.iter().map(|&(y, _)| y));
+                }
             }
         }
         moved.sort_unstable();
@@ -106,6 +121,79 @@ impl Solver<'_> {
         let changes = moves.iter().any(|&(y, q)| self.part[y as usize] != q);
         let small = moves.len() <= MAX_MOVE;
         (views > 0 && !clash && changes && small).then_some(((x, want), moves))
+    }
+
+    /// Like [`Self::chain_to`], but when the walk reaches an elementwise group it also
+    /// follows back the views that define the group's other members, so that
+    /// `matmul -> reshape -> add(bias) -> reshape -> transpose -> reshape -> matmul` moves
+    /// as one. `None` under the same conditions as `chain_to`, or when the values or
+    /// views exceed the limits.
+    #[allow(clippy::type_complexity)]
+    fn chain_tree(
+        &self,
+        v: u32,
+        to: Part,
+        group_of: &[u32],
+        groups: &[(&[u32], &[Part])],
+    ) -> Option<Vec<(u32, Part)>> {
+        let mut moves: Vec<(u32, Part)> = Vec::new();
+        let mut work = vec![(v, to)];
+        let mut views = 0;
+        let mut seen_groups = Vec::new();
+        while let Some((x, want)) = work.pop() {
+            if !self.types.cands(self.m, ValueId(x)).contains(&want) {
+                return None;
+            }
+            let members: &[u32] = match group_of.get(x as usize) {
+                Some(&g) if g != NONE => {
+                    if seen_groups.contains(&g) {
+                        continue;
+                    }
+                    seen_groups.push(g);
+                    let (members, cands) = groups[g as usize];
+                    if !cands.contains(&want) {
+                        return None;
+                    }
+                    members
+                }
+                _ => std::slice::from_ref(&x),
+            };
+            if moves.len() + members.len() > MAX_MOVE {
+                return None;
+            }
+            for &y in members {
+                moves.push((y, want));
+                if let Some(next) = self.view_operand(y, want) {
+                    views += 1;
+                    work.push(next?);
+                }
+            }
+            if views > MAX_CHAIN {
+                return None;
+            }
+        }
+        moves.sort_unstable();
+        moves.dedup();
+        let clash = moves.windows(2).any(|w| w[0].0 == w[1].0);
+        let changes = moves.iter().any(|&(y, q)| self.part[y as usize] != q);
+        (views > 0 && !clash && changes).then_some(moves)
+    }
+
+    /// When `y` is the result of a view (`reshape`, `transpose`): `Some` of its operand
+    /// with the layout the view wants for result layout `want` (`Some(None)` when the view
+    /// wants no exact layout); `None` when `y` is not a view result.
+    fn view_operand(&self, y: u32, want: Part) -> Option<Option<(u32, Part)>> {
+        let ValueDef::Result(op, 0) = self.m.value(ValueId(y)).def else {
+            return None;
+        };
+        if !matches!(self.m.op(op).kind, OpKind::Reshape | OpKind::Transpose) {
+            return None;
+        }
+        let pos = self.costs.def0(y)?;
+        let Want::Exact(q @ Some(_)) = self.costs.want(pos, 0, want) else {
+            return Some(None);
+        };
+        Some(self.costs.operands(pos).next().map(|x| (x, q)))
     }
 
     /// Applies `moves` if the cost at the ops they touch drops; else leaves `part` as it
