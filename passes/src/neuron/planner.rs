@@ -589,6 +589,11 @@ impl<'a> Planner<'a> {
         if outside && !duplicate {
             self.cycle_check(p, k)?;
         }
+        // Joining adds at most one input per operand of `p`: below the limit even then,
+        // the count is not needed ([`Planner::join`] finds the new inputs itself).
+        if self.cur.tensor_inputs + self.operands.of(p).len() <= self.cfg.max_inputs {
+            return Ok(duplicate);
+        }
         let inputs = self.tensor_inputs_with(p, k);
         if inputs > self.cfg.max_inputs {
             return Err(Rule::TooManyInputs {
