@@ -13,6 +13,15 @@ fn plan(src: &str) -> (neuronc_ir::Module, NeuronPlan) {
     (m, p)
 }
 
+fn assert_no_relayouts(p: &NeuronPlan) {
+    assert_eq!(
+        p.layout.transpose_count(),
+        0,
+        "relayouts: {:?}",
+        p.layout.relayouts
+    );
+}
+
 fn rules(p: &NeuronPlan) -> Vec<&'static str> {
     p.fusion.rejections.iter().map(|r| r.rule.name()).collect()
 }
@@ -234,12 +243,7 @@ func.func @main(%x: tensor<128x768xf32>, %wv: tensor<768x768xf32>, %bv: tensor<7
   return %out : tensor<128x768xf32>
 }"#,
     );
-    assert_eq!(
-        p.layout.transpose_count(),
-        0,
-        "relayouts: {:?}",
-        p.layout.relayouts
-    );
+    assert_no_relayouts(&p);
 }
 
 #[test]
@@ -267,12 +271,7 @@ func.func @main(%x: tensor<128x768xf32>, %wv: tensor<768x768xf32>, %bv: tensor<7
   return %out : tensor<128x768xf32>
 }"#,
     );
-    assert_eq!(
-        p.layout.transpose_count(),
-        0,
-        "relayouts: {:?}",
-        p.layout.relayouts
-    );
+    assert_no_relayouts(&p);
 }
 
 #[test]
