@@ -16,7 +16,7 @@ use crate::engine::isa::{BufId, Engine, Instr, InstrId, Opcode};
 use crate::engine::kernel_io::{load_inputs, note_writes, plan_memory, slot_war};
 use crate::engine::lower::{share, Avail, EngineError, Lowerer};
 use crate::engine::tiling::{
-    elems_bytes, matmul_dims, partition_extent, root, split, MatmulDims, Tiling,
+    elems_bytes, matmul_dims, partition_extent, root, rows_splittable, split, MatmulDims, Tiling,
 };
 use neuronc_ir::{OpId, ValueId};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -178,22 +178,29 @@ pub(crate) fn lower_compute(
     }
     let (roles, works) = lw.combine(ops, &works);
     let mm = matmul_of(lw, ops, &works);
-    let (tiling, elems) = kernel_tiling(lw, ops, &works, mm.as_ref());
-    let walk = elems.and_then(|e| Some((e, tiling.record_ends(e)?)));
     let whole = mm.is_some()
         || works
             .iter()
             .any(|w| matches!(w, OpWork::Pool { .. } | OpWork::Opaque { .. }));
-    let mut kx = Kx::new(k as u32, tiling, walk);
+    let mut kx = new_kx(lw, k, ops, &works, mm.as_ref(), false);
     kx.roles = roles;
-    kx.batch = mm
-        .as_ref()
-        .and_then(|mm| crate::engine::kernel_io::batch_order(lw, mm.op, mm.d.b, mm.ms, mm.nm));
-    kx.rows = mm.as_ref().and_then(|mm| {
-        crate::engine::row_order::row_order(lw, mm.op, mm.d.b, mm.lhs_stationary, mm.ms, mm.nm)
-    });
     let first_op = m.op(ops[0]).kind.short_name();
-    plan_memory(lw, &mut kx, k, pos, ops, &works, needed, whole, first_op)?;
+    match plan_memory(lw, &mut kx, k, pos, ops, &works, needed, whole, first_op) {
+        Ok(()) => {}
+        Err(e @ EngineError::SbufOverflow { .. }) => {
+            // Rows too long to hold whole (a softmax over a 128K vocabulary): reduce them
+            // in pieces, when nothing in the kernel needs a whole row reduced first.
+            let split = new_kx(lw, k, ops, &works, mm.as_ref(), true);
+            if split.tiling == kx.tiling || !rows_splittable(lw.m, ops, &works) {
+                return Err(e);
+            }
+            let roles = std::mem::take(&mut kx.roles);
+            kx = split;
+            kx.roles = roles;
+            plan_memory(lw, &mut kx, k, pos, ops, &works, needed, whole, first_op)?;
+        }
+        Err(e) => return Err(e),
+    }
     let relayouts = relayouts_of(lw, ops);
     let records = kx.tiling.counts.clone();
     let mut stores: FxHashMap<ValueId, (BufId, Vec<InstrId>)> = FxHashMap::default();
@@ -398,13 +405,35 @@ fn n_tiles(n: u64) -> Vec<u32> {
         .collect()
 }
 
+/// A fresh per-kernel context for kernel `k`, tiled by [`kernel_tiling`].
+fn new_kx(
+    lw: &Lowerer,
+    k: usize,
+    ops: &[OpId],
+    works: &[OpWork],
+    mm: Option<&Mm>,
+    split_rows: bool,
+) -> Kx {
+    let (tiling, elems) = kernel_tiling(lw, ops, works, mm, split_rows);
+    let walk = elems.and_then(|e| Some((e, tiling.record_ends(e)?)));
+    let mut kx = Kx::new(k as u32, tiling, walk);
+    kx.batch =
+        mm.and_then(|mm| crate::engine::kernel_io::batch_order(lw, mm.op, mm.d.b, mm.ms, mm.nm));
+    kx.rows = mm.and_then(|mm| {
+        crate::engine::row_order::row_order(lw, mm.op, mm.d.b, mm.lhs_stationary, mm.ms, mm.nm)
+    });
+    kx
+}
+
 /// Tiles of the kernel's iteration space, and (for a kernel without matmul) the element
-/// count of the value that anchors it.
+/// count of the value that anchors it. A free-axis reduction keeps its rows whole in a
+/// tile unless `split_rows`.
 fn kernel_tiling(
     lw: &Lowerer,
     ops: &[OpId],
     works: &[OpWork],
     mm: Option<&Mm>,
+    split_rows: bool,
 ) -> (Tiling, Option<u64>) {
     let m = lw.m;
     let max = lw.opts.max_records;
@@ -462,6 +491,9 @@ fn kernel_tiling(
                 .product();
             row = row.max(r);
         }
+    }
+    if split_rows {
+        row = 1;
     }
     let (elems, v) = reduce_anchor.or(anchor).unwrap_or((1, ValueId(0)));
     let p = if elems > 1 {

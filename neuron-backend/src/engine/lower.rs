@@ -27,8 +27,9 @@
 //! carries a dependency on the previous tenant's last accessors of *that* range (a
 //! kernel's local ranges are handed on one by one, each with its own last accessors, so
 //! the next kernels' loads into them need not wait for the whole kernel); a kernel whose
-//! own tiles cannot fit in SBUF even after spilling everything fails with
-//! [`EngineError::SbufOverflow`] giving the numbers.
+//! own tiles cannot fit in SBUF even after spilling everything, streaming a matmul's
+//! contraction in chunks and reducing rows in pieces (where nothing in the kernel reads
+//! a reduction's result), fails with [`EngineError::SbufOverflow`] giving the numbers.
 
 use crate::engine::classify::{op_work, OpWork};
 use crate::engine::cost::CoreModel;

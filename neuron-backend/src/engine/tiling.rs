@@ -2,12 +2,15 @@
 //! lowering needs (matmul dimensions, root storage of relabelled values).
 //!
 //! Owns: [`Tiling`] (tiles of at most 128 partitions × `free` elements, grouped into at
-//! most `max_records` instruction records), [`MatmulDims`] and [`root`].
+//! most `max_records` instruction records), [`MatmulDims`], [`root`] and
+//! [`rows_splittable`] (when a reduction may take its rows in pieces).
 //! Invariants: `Tiling::counts` sums to `tiles()`; every count is ≥ 1; tiles never exceed
 //! 128 partitions.
 
-use neuronc_ir::{Attr, Module, OpKind, ValueDef, ValueId};
+use crate::engine::classify::OpWork;
+use neuronc_ir::{Attr, Module, OpId, OpKind, ValueDef, ValueId};
 use neuronc_passes::neuron::layout::LayoutPlan;
+use rustc_hash::FxHashSet;
 
 /// Bytes per partition of one streamed tile (8 KiB: at least the 4 KiB per partition at
 /// which DMA nearly saturates, `neuron-facts.md` §1.3).
@@ -102,6 +105,22 @@ pub struct MatmulDims {
     pub m: u64,
     pub n: u64,
     pub k: u64,
+}
+
+/// Whether the kernel's free-axis reductions may take their rows in pieces, accumulating
+/// into their results: no op of the kernel reads a reduction's result (which would need
+/// the whole row reduced first).
+pub(crate) fn rows_splittable(m: &Module, ops: &[OpId], works: &[OpWork]) -> bool {
+    let reduced: FxHashSet<ValueId> = ops
+        .iter()
+        .zip(works)
+        .filter(|(_, w)| matches!(w, OpWork::ReduceFree { .. }))
+        .flat_map(|(&o, _)| m.op(o).results.iter().copied())
+        .collect();
+    !reduced.is_empty()
+        && ops
+            .iter()
+            .all(|&o| m.op(o).operands.iter().all(|v| !reduced.contains(v)))
 }
 
 fn prod(shape: &[i64], dims: &[i64]) -> u64 {

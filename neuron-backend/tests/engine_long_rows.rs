@@ -1,0 +1,53 @@
+//! Free-axis reductions whose rows are too long to hold whole in SBUF (a softmax over a
+//! 128,256-entry vocabulary: 513,024 B per row in FP32, more than a 192 KiB partition)
+//! take their rows in pieces instead of failing with `SbufOverflow`, when nothing in the
+//! kernel reads the reduction's result (fusion keeps the softmax's reductions in kernels
+//! of their own here: its `sbuf-capacity` rule refuses to keep such rows resident).
+
+use neuronc_backend::engine::isa::Opcode;
+use neuronc_backend::engine::{compile_function, EngineOptions};
+use neuronc_ir::parse_module;
+use neuronc_passes::neuron::{fusion::FusionConfig, plan_function};
+
+const LONG_SOFTMAX: &str = r#"
+func.func @main(%x: tensor<8x128256xf32>) -> tensor<8x128256xf32> {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<8x128256xf32>, tensor<f32>) -> tensor<8xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<8xf32>) -> tensor<8x128256xf32>
+  %s = stablehlo.subtract %x, %mb : tensor<8x128256xf32>
+  %e = stablehlo.exponential %s : tensor<8x128256xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %sum = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : (tensor<8x128256xf32>, tensor<f32>) -> tensor<8xf32>
+  %sb = stablehlo.broadcast_in_dim %sum, dims = [0] : (tensor<8xf32>) -> tensor<8x128256xf32>
+  %r = stablehlo.divide %e, %sb : tensor<8x128256xf32>
+  return %r : tensor<8x128256xf32>
+}
+"#;
+
+#[test]
+fn reductions_of_rows_longer_than_a_partition_take_them_in_pieces() {
+    let m = parse_module(LONG_SOFTMAX).expect("parse");
+    let f = m.entry().expect("entry").clone();
+    let plan = plan_function(&m, &f, &FusionConfig::default());
+    let out = compile_function(&m, &f, &plan, &EngineOptions::default()).expect("compile");
+    let reduces: Vec<_> = out
+        .lowered
+        .program
+        .instrs
+        .iter()
+        .filter(|i| matches!(i.op, Opcode::ReduceFree { .. }))
+        .collect();
+    // (The layout puts the vocabulary on the partitions for the max, a cross-partition
+    // reduction; the sum reduces it along the free axis, the case here.)
+    assert!(!reduces.is_empty(), "a free-axis reduction is lowered");
+    for i in &reduces {
+        // A piece of a row: at most the 8 KiB streaming tile (2,048 FP32 elements).
+        assert!(i.free <= 2048, "reduce record over {} elements", i.free);
+    }
+    // The pieces still cover every element: 8 rows x 128,256.
+    let read: u64 = reduces
+        .iter()
+        .map(|i| i.partitions as u64 * i.free as u64 * i.count as u64)
+        .sum();
+    assert!(read >= 8 * 128_256, "reduces read {read} elements");
+}
