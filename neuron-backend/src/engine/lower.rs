@@ -35,7 +35,7 @@ use crate::engine::classify::{op_work, OpWork};
 use crate::engine::cost::CoreModel;
 use crate::engine::isa::{BufId, Engine, Instr, InstrId, Mem, Opcode, Program, DMA_QUEUES};
 use crate::engine::memory::{Placement, PsumBanks, SbufAllocator};
-use crate::engine::tiling::{elems_bytes, resident_bytes_pp, root, split};
+use crate::engine::tiling::{arg_read_bytes, elems_bytes, resident_bytes_pp, root, split};
 use neuronc_ir::{Func, Module, OpId, ValueId};
 use neuronc_passes::neuron::fusion::Kernel;
 use neuronc_passes::neuron::NeuronPlan;
@@ -318,14 +318,20 @@ impl<'a> Lowerer<'a> {
                 &self.returned,
             );
         }
-        // Compulsory traffic: arguments some kernel reads, results some kernel computes.
+        // Compulsory traffic: arguments some kernel reads (only the rows gathers take, for
+        // tables nothing else reads), results some kernel computes.
         let args: FxHashSet<ValueId> = m.region(func.body).args.iter().copied().collect();
-        let mut read: Vec<ValueId> = args
+        let arg_bytes = arg_read_bytes(m, func.body, &args);
+        let read: u64 = args
             .iter()
-            .copied()
             .filter(|a| self.uses.contains_key(a))
-            .collect();
-        read.sort_unstable();
+            .map(|a| {
+                arg_bytes
+                    .get(a)
+                    .copied()
+                    .unwrap_or_else(|| elems_bytes(m, *a).1)
+            })
+            .sum();
         let mut written: Vec<ValueId> = self
             .returned
             .iter()
@@ -333,11 +339,8 @@ impl<'a> Lowerer<'a> {
             .filter(|r| !args.contains(r))
             .collect();
         written.sort_unstable();
-        self.work.compulsory_hbm_bytes = read
-            .iter()
-            .chain(&written)
-            .map(|&v| elems_bytes(m, v).1)
-            .sum();
+        self.work.compulsory_hbm_bytes =
+            read + written.iter().map(|&v| elems_bytes(m, v).1).sum::<u64>();
     }
 
     /// Records that root `v` lives only in HBM, in a fresh buffer.

@@ -3,14 +3,15 @@
 //!
 //! Owns: [`Tiling`] (tiles of at most 128 partitions × `free` elements, grouped into at
 //! most `max_records` instruction records), [`MatmulDims`], [`root`] and
-//! [`rows_splittable`] (when a reduction may take its rows in pieces).
+//! [`rows_splittable`] (when a reduction may take its rows in pieces) and
+//! [`arg_read_bytes`] (the argument bytes a program must read).
 //! Invariants: `Tiling::counts` sums to `tiles()`; every count is ≥ 1; tiles never exceed
 //! 128 partitions.
 
 use crate::engine::classify::OpWork;
 use neuronc_ir::{Attr, Module, OpId, OpKind, ValueDef, ValueId};
 use neuronc_passes::neuron::layout::LayoutPlan;
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Bytes per partition of one streamed tile (8 KiB: at least the 4 KiB per partition at
 /// which DMA nearly saturates, `neuron-facts.md` §1.3).
@@ -121,6 +122,47 @@ pub(crate) fn rows_splittable(m: &Module, ops: &[OpId], works: &[OpWork]) -> boo
         && ops
             .iter()
             .all(|&o| m.op(o).operands.iter().all(|v| !reduced.contains(v)))
+}
+
+/// Bytes of each argument in `args` that a program must read from HBM at least once:
+/// all of them, unless every use is the table operand of a gather or dynamic slice,
+/// which reads only the rows it returns (an embedding lookup of 64 tokens reads 64 rows
+/// of a 128,256-row table): then the bytes those ops return, capped at the argument's
+/// size. Arguments nothing reads are absent.
+pub(crate) fn arg_read_bytes(
+    m: &Module,
+    body: neuronc_ir::RegionId,
+    args: &FxHashSet<ValueId>,
+) -> FxHashMap<ValueId, u64> {
+    // Per argument: bytes returned by the gathers reading it, and whether any other use
+    // reads it whole.
+    let mut uses: FxHashMap<ValueId, (u64, bool)> = FxHashMap::default();
+    m.walk_region(body, &mut |op| {
+        let o = m.op(op);
+        let gather = matches!(
+            o.kind,
+            OpKind::Gather
+                | OpKind::TorchIndexSelect
+                | OpKind::DynamicGather
+                | OpKind::DynamicSlice
+        );
+        for (i, v) in o.operands.iter().enumerate() {
+            if !args.contains(v) {
+                continue;
+            }
+            let e = uses.entry(*v).or_default();
+            match o.results.first() {
+                Some(&r) if gather && i == 0 => e.0 += elems_bytes(m, r).1,
+                _ => e.1 = true,
+            }
+        }
+    });
+    uses.into_iter()
+        .map(|(v, (gathered, whole))| {
+            let all = elems_bytes(m, v).1;
+            (v, if whole { all } else { gathered.min(all) })
+        })
+        .collect()
 }
 
 fn prod(shape: &[i64], dims: &[i64]) -> u64 {
@@ -235,6 +277,29 @@ pub fn resident_bytes_pp(m: &Module, layout: &LayoutPlan, v: ValueId) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gathered_tables_count_only_the_rows_read() {
+        // %t (1000 x 16 f32 = 64,000 B) is only gathered: 4 rows x 16 x 4 B = 256 B. %w
+        // (same size) is gathered and also multiplied whole: all 64,000 B.
+        let m = neuronc_ir::parse_module(
+            r#"
+func.func @main(%t: tensor<1000x16xf32>, %w: tensor<1000x16xf32>, %i: tensor<4xi32>) -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<1000x16xf32>) {
+  %a = "stablehlo.gather"(%t, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 16>}> : (tensor<1000x16xf32>, tensor<4xi32>) -> tensor<4x16xf32>
+  %b = "stablehlo.gather"(%w, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 16>}> : (tensor<1000x16xf32>, tensor<4xi32>) -> tensor<4x16xf32>
+  %c = stablehlo.multiply %w, %w : tensor<1000x16xf32>
+  return %a, %b, %c : tensor<4x16xf32>, tensor<4x16xf32>, tensor<1000x16xf32>
+}"#,
+        )
+        .expect("parse");
+        let body = m.entry().expect("entry").body;
+        let args: FxHashSet<ValueId> = m.region(body).args.iter().copied().collect();
+        let bytes = arg_read_bytes(&m, body, &args);
+        let a = &m.region(body).args;
+        assert_eq!(bytes.get(&a[0]), Some(&256));
+        assert_eq!(bytes.get(&a[1]), Some(&64_000));
+        assert_eq!(bytes.get(&a[2]), Some(&16)); // 4 x i32, read whole
+    }
 
     #[test]
     fn split_is_balanced() {
