@@ -208,14 +208,27 @@ fn with_semantics(module: &Module, semantics: FloatSemantics) -> std::borrow::Co
     match semantics {
         FloatSemantics::Strict => Cow::Borrowed(module),
         FloatSemantics::Xla => {
-            let m = match xla_divide::broadcast_reciprocals(module) {
-                Cow::Borrowed(m) => excess_precision::xla_module(m),
-                Cow::Owned(m) => Cow::Owned(excess_precision::xla_module(&m).into_owned()),
+            let m = xla_divide::broadcast_reciprocals(module);
+            then(then(m, excess_precision::xla_module), xla_fma::contract)
+        }
+    }
+}
+
+/// `rewrite` applied to `m`: still borrowed from the original module while no rewrite
+/// changed it, and a module that `rewrite` leaves alone is kept, not copied.
+fn then<'a>(
+    m: std::borrow::Cow<'a, Module>,
+    rewrite: for<'b> fn(&'b Module) -> std::borrow::Cow<'b, Module>,
+) -> std::borrow::Cow<'a, Module> {
+    use std::borrow::Cow;
+    match m {
+        Cow::Borrowed(m) => rewrite(m),
+        Cow::Owned(m) => {
+            let changed = match rewrite(&m) {
+                Cow::Owned(n) => Some(n),
+                Cow::Borrowed(_) => None,
             };
-            match m {
-                Cow::Borrowed(m) => xla_fma::contract(m),
-                Cow::Owned(m) => Cow::Owned(xla_fma::contract(&m).into_owned()),
-            }
+            Cow::Owned(changed.unwrap_or(m))
         }
     }
 }

@@ -23,7 +23,7 @@ use crate::engine::classify::OpWork;
 use crate::engine::emit_ops::{Kx, Src};
 use crate::engine::isa::{BufId, InstrId, Mem, Opcode};
 use crate::engine::lower::{share, Avail, EngineError, Lowerer};
-use crate::engine::tiling::{elems_bytes, partition_extent, root, Tiling};
+use crate::engine::tiling::{elems_bytes, partition_extent, reads_rows_of_operand0, root, Tiling};
 use neuronc_ir::{OpId, OpKind, ValueId};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -140,13 +140,7 @@ pub(super) fn plan_memory(
     }
     for &op in ops {
         let o = m.op(op);
-        let gather = matches!(
-            o.kind,
-            OpKind::Gather
-                | OpKind::TorchIndexSelect
-                | OpKind::DynamicGather
-                | OpKind::DynamicSlice
-        );
+        let gather = reads_rows_of_operand0(o.kind);
         if let (true, Some(&t), Some(&res)) = (gather, o.operands.first(), o.results.first()) {
             let r = root(m, t);
             let moved = elems_bytes(m, r).1.min(elems_bytes(m, res).1);

@@ -124,6 +124,15 @@ pub(crate) fn rows_splittable(m: &Module, ops: &[OpId], works: &[OpWork]) -> boo
             .all(|&o| m.op(o).operands.iter().all(|v| !reduced.contains(v)))
 }
 
+/// Whether an op of `kind` reads only the part of its operand 0 (a table) that it
+/// returns: gathers and dynamic slices.
+pub(crate) fn reads_rows_of_operand0(kind: OpKind) -> bool {
+    matches!(
+        kind,
+        OpKind::Gather | OpKind::TorchIndexSelect | OpKind::DynamicGather | OpKind::DynamicSlice
+    )
+}
+
 /// Bytes of each argument in `args` that a program must read from HBM at least once:
 /// all of them, unless every use is the table operand of a gather or dynamic slice,
 /// which reads only the rows it returns (an embedding lookup of 64 tokens reads 64 rows
@@ -139,13 +148,7 @@ pub(crate) fn arg_read_bytes(
     let mut uses: FxHashMap<ValueId, (u64, bool)> = FxHashMap::default();
     m.walk_region(body, &mut |op| {
         let o = m.op(op);
-        let gather = matches!(
-            o.kind,
-            OpKind::Gather
-                | OpKind::TorchIndexSelect
-                | OpKind::DynamicGather
-                | OpKind::DynamicSlice
-        );
+        let gather = reads_rows_of_operand0(o.kind);
         for (i, v) in o.operands.iter().enumerate() {
             if !args.contains(v) {
                 continue;

@@ -4,7 +4,7 @@
 //! body): the op list in program order, each op's position, for every value the list of
 //! its in-region users, and for every op the values its nested regions capture; plus
 //! [`OpMap`], the dense op-keyed table it and the planners use, [`Csr`], the compressed
-//! list-of-lists the planners index by position, `MaxQueue` (positions popped highest
+//! list-of-lists the planners index by position (and its counting sort, `Csr::bucketed`), `MaxQueue` (positions popped highest
 //! first), and [`TypeFacts`], per-type sizes computed once per plan. Ops nested in regions
 //! (reduce bodies, while bodies) are part of their parent op and are not nodes.
 //! Invariants: `order` is the region's op order, which is topological (SSA dominance);
@@ -125,6 +125,12 @@ impl<T> Csr<T> {
         let b = self.start[i + 1];
         (self.start[i] as usize, b as usize)
     }
+    /// All lists, in order.
+    pub fn lists(&self) -> impl DoubleEndedIterator<Item = &[T]> + ExactSizeIterator + '_ {
+        self.start
+            .windows(2)
+            .map(|w| &self.items[w[0] as usize..w[1] as usize])
+    }
     /// The items of all lists, list after list.
     pub fn items(&self) -> &[T] {
         &self.items
@@ -135,26 +141,41 @@ impl Csr<u32> {
     /// The reverse of adjacency lists over nodes `0..n`: list `j` of the result holds every
     /// `i` whose list holds `j` (once per occurrence), in increasing `i`.
     pub fn transpose(&self, n: usize) -> Csr<u32> {
-        // Counts per target, as running totals; then the sources, placed last first,
-        // count each target's total back down to its first slot.
-        let mut start = vec![0u32; n + 1];
+        let mut counts = vec![0u32; n + 1];
         for &j in &self.items {
-            start[j as usize] += 1;
+            counts[j as usize] += 1;
         }
+        let keyed = self.lists().enumerate();
+        Csr::bucketed(
+            counts,
+            keyed.flat_map(|(i, list)| list.iter().map(move |&j| (j, i as u32))),
+        )
+    }
+
+    /// Counting sort of `(key, item)` pairs into lists by key: list `k` holds the items
+    /// with key `k`, in the order `keyed` yields them. `counts[k]` is the number of pairs
+    /// with key `k`, with one more entry (0) at the end; `keyed` yields exactly those pairs.
+    pub fn bucketed(
+        mut counts: Vec<u32>,
+        keyed: impl DoubleEndedIterator<Item = (u32, u32)>,
+    ) -> Csr<u32> {
+        // The counts become running totals; then the pairs, placed last first, count each
+        // key's total back down to its first slot.
         let mut total = 0;
-        for s in &mut start {
-            total += *s;
-            *s = total;
+        for c in &mut counts {
+            total += *c;
+            *c = total;
         }
-        let mut items = vec![0u32; self.items.len()];
-        for (i, w) in self.start.windows(2).enumerate().rev() {
-            for &j in self.items[w[0] as usize..w[1] as usize].iter().rev() {
-                let slot = &mut start[j as usize];
-                *slot -= 1;
-                items[*slot as usize] = i as u32;
-            }
+        let mut items = vec![0u32; total as usize];
+        for (k, item) in keyed.rev() {
+            let slot = &mut counts[k as usize];
+            *slot -= 1;
+            items[*slot as usize] = item;
         }
-        Csr { start, items }
+        Csr {
+            start: counts,
+            items,
+        }
     }
 }
 

@@ -34,7 +34,7 @@
 //! Invariant: every value defined in the region (and every region argument) has an entry
 //! of `part` (indexed by value id).
 
-use super::graph::RegionGraph;
+use super::graph::{Csr, RegionGraph};
 use super::layout_spec::TypeTable;
 use super::layout_want::{CostModel, NONE};
 use neuronc_ir::{Module, OpId, ValueId};
@@ -114,7 +114,7 @@ pub fn assign_layouts(m: &Module, g: &RegionGraph) -> LayoutPlan {
     // A group with one candidate never moves.
     let all = elementwise_groups(&s.costs);
     let groups: Vec<(&[u32], &[Part])> = all
-        .iter()
+        .lists()
         .map(|group| (group, types.cands(m, ValueId(group[0]))))
         .filter(|g| g.1.len() > 1)
         .collect();
@@ -147,23 +147,9 @@ fn mark_group_of(v: u32, group_of: &[u32], dirty: &mut [bool]) {
     }
 }
 
-/// Groups of values, flattened: group `i` is `items[start[i]..start[i + 1]]`.
-struct Groups {
-    start: Vec<u32>,
-    items: Vec<u32>,
-}
-
-impl Groups {
-    fn iter(&self) -> impl Iterator<Item = &[u32]> + '_ {
-        self.start
-            .windows(2)
-            .map(|w| &self.items[w[0] as usize..w[1] as usize])
-    }
-}
-
 /// Values linked by same-shape elementwise ops ([`CostModel::links`]), in program order of
-/// their first member (each group's values in program order).
-fn elementwise_groups(costs: &CostModel) -> Groups {
+/// their first member (each group's values in program order): list `i` is group `i`.
+fn elementwise_groups(costs: &CostModel) -> Csr<u32> {
     let results = costs.results();
     // Union-find over indices in `results` (path halving) whose roots are the first
     // members: a parent never follows its child.
@@ -183,36 +169,21 @@ fn elementwise_groups(costs: &CostModel) -> Groups {
         }
     }
     // In program order a root opens the next group and any other value joins the group
-    // of its parent, which came before it. Counting the members of each group, then
-    // placing the values last first while counting down, keeps program order in each.
+    // of its parent, which came before it.
     let mut group_of: Vec<u32> = Vec::with_capacity(results.len());
-    let mut count: Vec<u32> = Vec::new();
+    let mut counts: Vec<u32> = Vec::new();
     for (i, &p) in parent.iter().enumerate() {
         let g = if p as usize == i {
-            count.push(0);
-            count.len() - 1
+            counts.push(0);
+            counts.len() as u32 - 1
         } else {
-            group_of[p as usize] as usize
+            group_of[p as usize]
         };
-        group_of.push(g as u32);
-        count[g] += 1;
+        group_of.push(g);
+        counts[g as usize] += 1;
     }
-    count.push(0);
-    let mut total = 0;
-    for c in &mut count {
-        total += *c;
-        *c = total;
-    }
-    let mut items = vec![0; results.len()];
-    for (&v, &g) in results.iter().zip(&group_of).rev() {
-        let slot = &mut count[g as usize];
-        *slot -= 1;
-        items[*slot as usize] = v;
-    }
-    Groups {
-        start: count,
-        items,
-    }
+    counts.push(0);
+    Csr::bucketed(counts, group_of.into_iter().zip(results.iter().copied()))
 }
 
 impl Solver<'_> {
@@ -425,7 +396,7 @@ mod tests {
         let costs = CostModel::new(&m, &g, &types);
         let groups = elementwise_groups(&costs);
         // %0, %1 and %2 (linked by negate and add) form the first group.
-        let group = groups.iter().next().expect("a group");
+        let group = groups.lists().next().expect("a group");
         assert_eq!(group.len(), 3);
         let cands = types.cands(&m, ValueId(group[0]));
         assert!(cands.len() > 1);
@@ -487,7 +458,7 @@ mod tests {
             vec![result(1), result(3), result(6)],
         ];
         let found: Vec<Vec<u32>> = elementwise_groups(&costs)
-            .iter()
+            .lists()
             .map(<[u32]>::to_vec)
             .collect();
         assert_eq!(found, expected);

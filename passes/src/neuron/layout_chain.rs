@@ -87,40 +87,24 @@ impl Solver<'_> {
         let (mut x, mut want) = (v, to);
         let mut views = 0;
         for _ in 0..MAX_CHAIN {
-            if !self.types.cands(self.m, ValueId(x)).contains(&want) {
+            let (g, members) = self.movers(&x, want, group_of, groups)?;
+            if g != NONE && moves.len() + members.len() > MAX_MOVE {
                 return None;
             }
-            match group_of.get(x as usize) {
-                Some(&g) if g != NONE => {
-                    let (members, cands) = groups[g as usize];
-                    if !cands.contains(&want) || moves.len() + members.len() > MAX_MOVE {
-                        return None;
-                    }
-                    moves.extend(members.iter().map(|&y| (y, want)));
-                }
-                _ => moves.push((x, want)),
-            }
-            let ValueDef::Result(op, 0) = self.m.value(ValueId(x)).def else {
+            moves.extend(members.iter().map(|&y| (y, want)));
+            // The walk stops at the first value that is not a view's result; that value
+            // must be a first result of an op the cost model knows.
+            let first = matches!(self.m.value(ValueId(x)).def, ValueDef::Result(_, 0));
+            if !first || self.costs.def0(x).is_none() {
                 return None;
-            };
-            let pos = self.costs.def0(x)?;
-            if !matches!(self.m.op(op).kind, OpKind::Reshape | OpKind::Transpose) {
+            }
+            let Some(next) = self.view_operand(x, want) else {
                 break;
-            }
-            let Want::Exact(q @ Some(_)) = self.costs.want(pos, 0, want) else {
-                return None;
             };
-            x = self.costs.operands(pos).next()?;
-            want = q;
+            (x, want) = next?;
             views += 1;
         }
-        moves.sort_unstable();
-        moves.dedup();
-        // A value reached twice with two layouts: no single move.
-        let clash = moves.windows(2).any(|w| w[0].0 == w[1].0);
-        let changes = moves.iter().any(|&(y, q)| self.part[y as usize] != q);
-        let small = moves.len() <= MAX_MOVE;
-        (views > 0 && !clash && changes && small).then_some(((x, want), moves))
+        Some(((x, want), self.settle(moves, views)?))
     }
 
     /// Like [`Self::chain_to`], but when the walk reaches an elementwise group it also
@@ -139,25 +123,18 @@ impl Solver<'_> {
         let mut moves: Vec<(u32, Part)> = Vec::new();
         let mut work = vec![(v, to)];
         let mut views = 0;
-        let mut seen_groups = Vec::new();
+        // Groups taken so far, with their layout: a group reached again is taken once,
+        // and reached with another layout, there is no single move.
+        let mut seen: Vec<(u32, Part)> = Vec::new();
         while let Some((x, want)) = work.pop() {
-            if !self.types.cands(self.m, ValueId(x)).contains(&want) {
-                return None;
-            }
-            let members: &[u32] = match group_of.get(x as usize) {
-                Some(&g) if g != NONE => {
-                    if seen_groups.contains(&g) {
-                        continue;
-                    }
-                    seen_groups.push(g);
-                    let (members, cands) = groups[g as usize];
-                    if !cands.contains(&want) {
-                        return None;
-                    }
-                    members
+            let (g, members) = self.movers(&x, want, group_of, groups)?;
+            if g != NONE {
+                match seen.iter().find(|s| s.0 == g) {
+                    Some(&(_, q)) if q == want => continue,
+                    Some(_) => return None,
+                    None => seen.push((g, want)),
                 }
-                _ => std::slice::from_ref(&x),
-            };
+            }
             if moves.len() + members.len() > MAX_MOVE {
                 return None;
             }
@@ -172,11 +149,40 @@ impl Solver<'_> {
                 return None;
             }
         }
+        self.settle(moves, views)
+    }
+
+    /// The elementwise group of `x` (`NONE` if it has none) and the values that take
+    /// layout `want` with `x`: the group's members, or `x` alone. `None` when `x` or its
+    /// group cannot take `want`.
+    fn movers<'a>(
+        &self,
+        x: &'a u32,
+        want: Part,
+        group_of: &[u32],
+        groups: &[(&'a [u32], &[Part])],
+    ) -> Option<(u32, &'a [u32])> {
+        if !self.types.cands(self.m, ValueId(*x)).contains(&want) {
+            return None;
+        }
+        match group_of.get(*x as usize) {
+            Some(&g) if g != NONE => {
+                let (members, cands) = groups[g as usize];
+                cands.contains(&want).then_some((g, members))
+            }
+            _ => Some((NONE, std::slice::from_ref(x))),
+        }
+    }
+
+    /// `moves` as one move, sorted and without repeats; `None` when it follows no view
+    /// (`views`), gives a value two layouts, changes nothing or is too large.
+    fn settle(&self, mut moves: Vec<(u32, Part)>, views: usize) -> Option<Vec<(u32, Part)>> {
         moves.sort_unstable();
         moves.dedup();
         let clash = moves.windows(2).any(|w| w[0].0 == w[1].0);
         let changes = moves.iter().any(|&(y, q)| self.part[y as usize] != q);
-        (views > 0 && !clash && changes).then_some(moves)
+        let small = moves.len() <= MAX_MOVE;
+        (views > 0 && !clash && changes && small).then_some(moves)
     }
 
     /// When `y` is the result of a view (`reshape`, `transpose`): `Some` of its operand

@@ -12,7 +12,7 @@
 //! result layout is `None` or a dimension below the result's rank (a candidate of its
 //! type), which is the range the tables cover.
 
-use super::graph::RegionGraph;
+use super::graph::{Csr, RegionGraph};
 use super::layout::Part;
 use super::layout_spec::{push_kept, DimSet, OwnCost, Spec, Target, TypeRow, TypeTable, MISSING};
 use neuronc_ir::{Module, Op, TypeId, Value, ValueDef};
@@ -102,8 +102,7 @@ pub struct CostModel {
     /// For each value: the position of the op whose first result it is, else `NONE`.
     def0: Vec<u32>,
     /// Direct uses of each value as edge indices, in program order.
-    use_start: Vec<u32>,
-    uses: Vec<u32>,
+    uses: Csr<u32>,
 }
 
 /// Construction scratch of [`CostModel::new`].
@@ -128,8 +127,7 @@ impl CostModel {
             results: Vec::with_capacity(n),
             links: Vec::with_capacity(n),
             def0: vec![NONE; m.values.len()],
-            use_start: vec![0; m.values.len() + 1],
-            uses: Vec::new(),
+            uses: Csr::default(),
         };
         let mut built = Built {
             result_index: vec![NONE; m.values.len()],
@@ -138,7 +136,7 @@ impl CostModel {
         for (pos, &op) in g.order.iter().enumerate() {
             c.add_op(m, types, pos, m.op(op), &mut built);
         }
-        c.index_uses();
+        c.index_uses(m.values.len());
         c
     }
 
@@ -190,7 +188,6 @@ impl CostModel {
         for &v in &o.operands {
             let value = m.value(v);
             let row = types.row_of(value.ty);
-            self.use_start[v.index()] += 1;
             let index = result_index[v.index()];
             if row.shape != NONE && row.shape == res_row.shape && index != NONE {
                 self.links.push((index, res_index));
@@ -240,7 +237,6 @@ impl CostModel {
         for (i, &v) in o.operands.iter().enumerate() {
             let value = m.value(v);
             let row = types.row_of(value.ty);
-            self.use_start[v.index()] += 1;
             let mut e = Edge {
                 value: v.0,
                 res,
@@ -293,21 +289,14 @@ impl CostModel {
         costly
     }
 
-    /// Counting sort of the edges by operand value (program order per value): the use
-    /// counts (`use_start[v]`) become running totals, and the edges, placed last first,
-    /// count each value's total back down to its first slot.
-    fn index_uses(&mut self) {
-        let mut total = 0;
-        for s in &mut self.use_start {
-            total += *s;
-            *s = total;
+    /// The edges by operand value (program order per value), over `values` values.
+    fn index_uses(&mut self, values: usize) {
+        let mut counts = vec![0u32; values + 1];
+        for e in &self.edges {
+            counts[e.value as usize] += 1;
         }
-        self.uses = vec![0; self.edges.len()];
-        for (ei, e) in self.edges.iter().enumerate().rev() {
-            let slot = &mut self.use_start[e.value as usize];
-            *slot -= 1;
-            self.uses[*slot as usize] = ei as u32;
-        }
+        let keyed = self.edges.iter().enumerate();
+        self.uses = Csr::bucketed(counts, keyed.map(|(ei, e)| (e.value, ei as u32)));
     }
 
     /// Results of all ops, in program order.
@@ -349,7 +338,7 @@ impl CostModel {
 
     /// Direct uses of value `v`, as edge indices.
     pub fn uses(&self, v: u32) -> &[u32] {
-        &self.uses[self.use_start[v as usize] as usize..self.use_start[v as usize + 1] as usize]
+        self.uses.of(v)
     }
 
     /// First result of the user op of edge `ei` (`NONE` if it has none).
