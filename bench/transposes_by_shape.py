@@ -6,8 +6,10 @@ Traces BERT-base and LayoutLM-base (random weights from the default configs, not
 downloaded) at several (batch, sequence) shapes, both ways torch users capture StableHLO
 (torch.export + torch_xla's exporter, and torch_xla lazy tensors + xm.get_stablehlo), runs
 `neuronc-rs explain --json` on each and prints per trace: kernels, transposes, transpose
-bytes as a share of matmul operand bytes, and the share the attention probabilities alone
-would make if transposed once per layer (layers x batch x heads x seq^2 x 4 bytes).
+bytes as a share of matmul operand bytes, the share the attention probabilities alone
+would make if transposed once per layer (layers x batch x heads x seq^2 x 4 bytes), and
+`compile`'s predicted time; then the same with `--recompute-for-contraction` (the
+probabilities recomputed with keys on the partitions for P @ V instead of transposed).
 
 Why that last column: softmax reduces the scores along the key axis, which is cheap on the
 free axis, while probabilities @ V contracts over the key axis, which must lie on the
@@ -16,12 +18,15 @@ cross-partition reductions, which the cost model prices above one transpose
 (passes/src/neuron/layout_spec.rs); NKI's own attention kernels transpose the
 probabilities too. So the probability transpose grows as batch x seq^2 while the weights
 (most matmul operand bytes at small shapes) stay fixed, and the 5% bar holds only at small
-batch x seq. This script shows where.
+batch x seq by default. `--recompute-for-contraction` removes that transpose at every
+shape, at the price of recomputing the scores' elementwise chain in the other layout;
+the predicted-time columns show what that costs. This script shows both.
 
 Needs the fixture-generation python (torch, torch_xla, transformers:
 fixtures/gen/requirements-gen.txt) and a release build. Prints; asserts nothing.
 Usage: PJRT_DEVICE=CPU bench/transposes_by_shape.py [--bin target/release/neuronc-rs]
            [--shapes 1x128,4x128,1x512] [--capture export,lazy] [--models bert,layoutlm]
+           [--keep DIR]
 """
 import argparse
 import json
@@ -69,10 +74,19 @@ def capture(how, m, inputs):
     return xm.get_stablehlo(outs)
 
 
-def explain(binary, path):
-    out = subprocess.run([binary, "explain", "--json", path], check=True, capture_output=True,
-                         text=True).stdout
+def explain(binary, path, extra=()):
+    out = subprocess.run([binary, "explain", "--json", path, *extra], check=True,
+                         capture_output=True, text=True).stdout
     return json.loads(out)
+
+
+def predicted_ms(binary, path, extra=()):
+    """`compile`'s predicted time in ms (its report.json), in a scratch directory."""
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run([binary, "compile", "--no-cache", path, "-o", out, *extra], check=True,
+                       capture_output=True, text=True)
+        with open(os.path.join(out, "report.json")) as f:
+            return 1e3 * json.load(f)["predicted_time_s"]
 
 
 def main():
@@ -81,10 +95,14 @@ def main():
     ap.add_argument("--shapes", default="1x128,4x128,1x256,1x512")
     ap.add_argument("--capture", default="export,lazy")
     ap.add_argument("--models", default="bert,layoutlm")
+    ap.add_argument("--keep", help="write the traces to this directory (kept) instead of a temporary one")
     args = ap.parse_args()
     shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
-    print(f"{'trace':34} {'kernels':>7} {'transp':>6} {'transpose %':>11} {'probs %':>8}")
-    with tempfile.TemporaryDirectory() as tmp:
+    print(f"{'trace':26} {'kernels':>7} {'transp':>6} {'transpose %':>11} {'probs %':>8} "
+          f"{'ms':>7} | {'recompute: transp':>17} {'transpose %':>11} {'ms':>7}")
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = args.keep or scratch
+        os.makedirs(tmp, exist_ok=True)
         for model in args.models.split(","):
             for how in args.capture.split(","):
                 for batch, seq in shapes:
@@ -93,14 +111,17 @@ def main():
                     with open(path, "w") as f:
                         f.write(capture(how, m, inputs))
                     d = explain(args.bin, path)
+                    flag = ["--recompute-for-contraction"]
+                    r = explain(args.bin, path, flag)
                     mm = max(1, d["matmul_operand_bytes"])
                     probs = (cfg.num_hidden_layers * batch * cfg.num_attention_heads
                              * seq * seq * 4)
                     name = f"{model} {how} b{batch} s{seq}"
-                    print(f"{name:34} {d['kernels']:7d} {d['transposes']:6d} "
-                          f"{100 * d['transpose_bytes'] / mm:10.2f}% {100 * probs / mm:7.2f}%",
-                          flush=True)
-
+                    print(f"{name:26} {d['kernels']:7d} {d['transposes']:6d} "
+                          f"{100 * d['transpose_bytes'] / mm:10.2f}% {100 * probs / mm:7.2f}% "
+                          f"{predicted_ms(args.bin, path):7.3f} | {r['transposes']:17d} "
+                          f"{100 * r['transpose_bytes'] / max(1, r['matmul_operand_bytes']):10.2f}% "
+                          f"{predicted_ms(args.bin, path, flag):7.3f}", flush=True)
 
 if __name__ == "__main__":
     main()

@@ -49,6 +49,9 @@ use crate::error::Error;
 pub const CLEANUP: &str = "strip-sharding,inline,decompose-batch-norm,\
      fixpoint<8>(canonicalize,cse,dce,narrow-index),sink-constants";
 
+/// Appended to [`CLEANUP`] under [`BuildOptions::recompute_for_contraction`].
+pub const RECOMPUTE: &str = ",recompute-for-contraction,dce";
+
 /// Rewrites `module` to follow `semantics` (see the module documentation): XLA:CPU's
 /// excess precision for [`FloatSemantics::Xla`], nothing for [`FloatSemantics::Strict`].
 /// Returns the module as it was when the rewrite changed it.
@@ -62,9 +65,14 @@ pub fn apply_float_semantics(module: &mut Module, semantics: FloatSemantics) -> 
     }
 }
 
-/// Runs the [`CLEANUP`] pipeline on `module`.
-fn cleanup(module: &mut Module) -> Result<(), Error> {
-    run_pipeline(module, &Pipeline::parse(CLEANUP)?, &mut PassContext::new())?;
+/// Runs the [`CLEANUP`] pipeline on `module` (then [`RECOMPUTE`] when `recompute`).
+fn cleanup(module: &mut Module, recompute: bool) -> Result<(), Error> {
+    let text = if recompute {
+        format!("{CLEANUP}{RECOMPUTE}")
+    } else {
+        CLEANUP.to_string()
+    };
+    run_pipeline(module, &Pipeline::parse(&text)?, &mut PassContext::new())?;
     Ok(())
 }
 
@@ -73,10 +81,10 @@ fn cleanup(module: &mut Module) -> Result<(), Error> {
 /// `explain`.
 pub fn plan_entry(
     module: &mut Module,
-    semantics: FloatSemantics,
+    opts: &BuildOptions,
 ) -> Result<(neuronc_ir::Func, NeuronPlan), Error> {
-    apply_float_semantics(module, semantics);
-    plan_named_with(module, None, &mut |_| {})
+    apply_float_semantics(module, opts.float_semantics);
+    plan_named_with(module, None, opts, &mut |_| {})
 }
 
 /// Runs the [`CLEANUP`] pipeline, reports [`BuildStage::Plan`], then plans function
@@ -84,9 +92,10 @@ pub fn plan_entry(
 fn plan_named_with(
     module: &mut Module,
     name: Option<&str>,
+    opts: &BuildOptions,
     progress: &mut dyn FnMut(BuildStage),
 ) -> Result<(neuronc_ir::Func, NeuronPlan), Error> {
-    cleanup(module)?;
+    cleanup(module, opts.recompute_for_contraction)?;
     progress(BuildStage::Plan);
     let func = match name {
         Some(n) => module.func(n).cloned(),
@@ -112,7 +121,7 @@ pub fn simulate(
     let model = target_model(&opts.target)?;
     let auto_cast = opts.auto_cast;
     apply_float_semantics(&mut module, opts.float_semantics);
-    let (func, plan) = plan_named_with(&mut module, Some(name), &mut |_| {})?;
+    let (func, plan) = plan_named_with(&mut module, Some(name), opts, &mut |_| {})?;
     let results = sim::simulate(&module, &func, &plan, &SimOptions { auto_cast }, inputs)
         .map_err(|e| Error::Run(format!("engine simulator: {e}")))?;
     let engine_opts = EngineOptions {
@@ -141,6 +150,10 @@ pub struct BuildOptions {
     pub auto_cast: AutoCast,
     /// Which bf16 rounding the compiled program follows (see the module documentation).
     pub float_semantics: FloatSemantics,
+    /// Run `recompute-for-contraction` before planning: attention probabilities get a
+    /// copy computed with keys on the partitions instead of a transpose (fewer transposes
+    /// and, at long sequences, less HBM traffic, for more Vector/Scalar-engine work).
+    pub recompute_for_contraction: bool,
 }
 
 impl Default for BuildOptions {
@@ -151,6 +164,7 @@ impl Default for BuildOptions {
             target: "trn1".into(),
             auto_cast: AutoCast::default(),
             float_semantics: FloatSemantics::Xla,
+            recompute_for_contraction: false,
         }
     }
 }
@@ -194,12 +208,12 @@ pub fn build_with_progress(
     // The HLO artifact keeps the framework's program (see the module documentation).
     let hlo_module = match apply_float_semantics(&mut module, opts.float_semantics) {
         Some(mut original) => {
-            cleanup(&mut original)?;
+            cleanup(&mut original, false)?;
             Some(original)
         }
         None => None,
     };
-    let (func, plan) = plan_named_with(&mut module, None, progress)?;
+    let (func, plan) = plan_named_with(&mut module, None, opts, progress)?;
     let engine_opts = EngineOptions {
         model,
         auto_cast: opts.auto_cast,
@@ -257,15 +271,20 @@ fn manifest(m: &Module, func: &neuronc_ir::Func, opts: &BuildOptions, hash: u64)
         .map(|&a| describe(m.value_type(a)))
         .collect();
     let outputs: Vec<_> = func.result_types.iter().map(|&t| describe(t)).collect();
+    let mut flags = json!({
+        "auto_cast": format!("{:?}", opts.auto_cast).to_lowercase(),
+        "float_semantics": semantics_name(opts.float_semantics),
+    });
+    // Listed only when set, so that manifests of default compiles stay as they were.
+    if opts.recompute_for_contraction {
+        flags["recompute_for_contraction"] = json!(true);
+    }
     let v = json!({
         "entry": func.name,
         "inputs": inputs,
         "outputs": outputs,
         "target": opts.target,
-        "flags": {
-            "auto_cast": format!("{:?}", opts.auto_cast).to_lowercase(),
-            "float_semantics": semantics_name(opts.float_semantics),
-        },
+        "flags": flags,
         "compiler": {"name": "neuronc-rs", "version": env!("CARGO_PKG_VERSION")},
         "content_hash": format!("{hash:016x}"),
     });

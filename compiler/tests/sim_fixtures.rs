@@ -11,6 +11,9 @@
 //! derivations in the interpreter's tests; `sim/float_semantics_rounding` checks both
 //! compiles on a hand-derived program.
 //! Also: `--auto-cast matmult` equals rounding the matmul operands to bf16 by hand.
+//! `sim-recompute/X` compiles the fixtures that `recompute-for-contraction` changes (their
+//! attention probabilities recomputed for `P·V`) with `--recompute-for-contraction`
+//! and compares with the framework as `sim/X` does.
 
 mod outputs;
 
@@ -28,6 +31,7 @@ fn sim_options(auto_cast: AutoCast, float_semantics: FloatSemantics) -> BuildOpt
         target: "trn1".into(),
         auto_cast,
         float_semantics,
+        ..BuildOptions::default()
     }
 }
 
@@ -47,6 +51,36 @@ fn run_case(path: &Path, rtol: f64, atol_factor: f64) -> Result<(), String> {
     let (outs, _) = neuronc::build::simulate(case.module, &case.func, case.args, &opts)
         .map_err(|e| e.to_string())?;
     outputs::check(&outs, None, &case.arrays, rtol, atol_factor)
+}
+
+/// A fixture compiled with `--recompute-for-contraction` against the framework.
+fn run_recompute_case(path: &Path, rtol: f64, atol_factor: f64) -> Result<(), String> {
+    let case = outputs::load(path, None)?;
+    let opts = BuildOptions {
+        recompute_for_contraction: true,
+        ..sim_options(AutoCast::None, FloatSemantics::Xla)
+    };
+    let (outs, _) = neuronc::build::simulate(case.module, &case.func, case.args, &opts)
+        .map_err(|e| e.to_string())?;
+    outputs::check(&outs, None, &case.arrays, rtol, atol_factor)
+}
+
+/// Whether `recompute-for-contraction` changes fixture `sim-recompute/NAME` after the
+/// clean-up `compile` runs before it.
+fn recompute_changes(root: &Path, trial: &str) -> bool {
+    use neuronc_passes::{run_pipeline, PassContext, Pipeline};
+    let name = trial.trim_start_matches("sim-recompute/");
+    let Ok(mut m) = neuronc::Source::read(&root.join(name), name)
+        .and_then(|source| neuronc::compile_source(&source))
+    else {
+        return false;
+    };
+    let mut run = |text: &str| {
+        let pipeline = Pipeline::parse(text).expect("pipeline parses");
+        run_pipeline(&mut m, &pipeline, &mut PassContext::new())
+    };
+    run(neuronc::build::CLEANUP).is_ok()
+        && run("recompute-for-contraction").is_ok_and(|r| r.rewrites > 0)
 }
 
 /// A half-precision fixture compiled with strict semantics against the interpreter's
@@ -168,6 +202,12 @@ fn main() {
         strict
             .into_iter()
             .filter(|t| computes_in_half(&root, t.name())),
+    );
+    let recompute = outputs::fixture_trials(&root, "sim-recompute", &[], run_recompute_case);
+    trials.extend(
+        recompute
+            .into_iter()
+            .filter(|t| recompute_changes(&root, t.name())),
     );
     trials.push(Trial::test("sim/float_semantics_rounding", || {
         float_semantics_rounding().map_err(Failed::from)

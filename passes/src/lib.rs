@@ -30,6 +30,7 @@ pub mod pass;
 pub mod pipeline;
 pub mod range;
 pub mod recognize_idioms;
+pub mod recompute_contraction;
 pub mod registry;
 pub mod sink_constants;
 pub mod strip_sharding;

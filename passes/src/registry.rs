@@ -49,6 +49,12 @@ static REGISTRY: &[PassInfo] = &[
         make: || Box::new(crate::strip_sharding::StripSharding),
     },
     PassInfo {
+        name: "recompute-for-contraction",
+        summary: "copy the elementwise cone of a matmul operand that is also reduced along the \
+                  contracted axis (attention probabilities), so neither copy needs a transpose",
+        make: || Box::new(crate::recompute_contraction::RecomputeForContraction),
+    },
+    PassInfo {
         name: "neuron-fuse",
         summary:
             "assign NeuronCore layouts, plan kernels and outline them as neuronc.kernel composites",

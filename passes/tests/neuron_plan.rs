@@ -322,3 +322,44 @@ func.func @main(%x: tensor<16xf32>, %z: tensor<16xf32>) -> (tensor<16xf32>, tens
     };
     assert!(together(&p) && !together(&limited));
 }
+
+/// Scores, masked softmax and P·V of one attention block (8 heads, 128 tokens).
+const ATTENTION: &str = r#"
+func.func @main(%q: tensor<8x128x64xf32>, %k: tensor<8x128x64xf32>, %v: tensor<8x128x64xf32>, %mask: tensor<128xf32>) -> tensor<8x128x64xf32> {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %c = stablehlo.constant dense<0.125> : tensor<8x128x128xf32>
+  %s = stablehlo.dot_general %q, %k, batching_dims = [0] x [0], contracting_dims = [2] x [2] : (tensor<8x128x64xf32>, tensor<8x128x64xf32>) -> tensor<8x128x128xf32>
+  %ss = stablehlo.multiply %s, %c : tensor<8x128x128xf32>
+  %mb = stablehlo.broadcast_in_dim %mask, dims = [2] : (tensor<128xf32>) -> tensor<8x128x128xf32>
+  %x = stablehlo.add %ss, %mb : tensor<8x128x128xf32>
+  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [2] : (tensor<8x128x128xf32>, tensor<f32>) -> tensor<8x128xf32>
+  %m2 = stablehlo.broadcast_in_dim %m, dims = [0, 1] : (tensor<8x128xf32>) -> tensor<8x128x128xf32>
+  %d = stablehlo.subtract %x, %m2 : tensor<8x128x128xf32>
+  %e = stablehlo.exponential %d : tensor<8x128x128xf32>
+  %l = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [2] : (tensor<8x128x128xf32>, tensor<f32>) -> tensor<8x128xf32>
+  %l2 = stablehlo.broadcast_in_dim %l, dims = [0, 1] : (tensor<8x128xf32>) -> tensor<8x128x128xf32>
+  %p = stablehlo.divide %e, %l2 : tensor<8x128x128xf32>
+  %o = stablehlo.dot_general %p, %v, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<8x128x128xf32>, tensor<8x128x64xf32>) -> tensor<8x128x64xf32>
+  return %o : tensor<8x128x64xf32>
+}"#;
+
+#[test]
+fn attention_probabilities_need_one_transpose_unless_recomputed() {
+    use neuronc_passes::{run_pipeline, PassContext, Pipeline};
+    // Softmax reduces along keys (free axis) and P·V contracts over them (partitions):
+    // as traced, the probabilities move once.
+    let (_, p) = plan(ATTENTION);
+    assert_eq!(p.layout.transpose_count(), 1, "{:?}", p.layout.relayouts);
+    // With their own copy from the score matmul on, made with keys on the partitions
+    // (the row max and sum come in through broadcasts), nothing moves.
+    let mut m = parse_module(ATTENTION).expect("test module parses");
+    let mut ctx = PassContext::new();
+    ctx.verify_each = true;
+    let pipeline = Pipeline::parse("recompute-for-contraction,dce").expect("pipeline");
+    run_pipeline(&mut m, &pipeline, &mut ctx).expect("runs");
+    let f = m.entry().expect("entry").clone();
+    let p = plan_function(&m, &f, &FusionConfig::default());
+    assert_no_relayouts(&p);
+    assert!(p.layout.cross_partition_reductions.is_empty());
+}

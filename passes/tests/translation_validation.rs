@@ -7,7 +7,11 @@
 //! 0.25). The
 //! optimized module must also verify and survive a print/parse round trip.
 //!
-//! One trial per fixture (libtest-mimic). A fixture the interpreter cannot run *before*
+//! Each fixture is validated twice: under `-O2`, and under `-O2` with
+//! `recompute-for-contraction` before `neuron-fuse` (what `compile
+//! --recompute-for-contraction` plans), trial names prefixed `recompute/`.
+//!
+//! One trial per fixture and pipeline (libtest-mimic). A fixture the interpreter cannot run *before*
 //! optimization cannot be validated: it passes with a `skipped:` line on stderr. Traces above
 //! [`DEBUG_SIZE_LIMIT`] bytes are ignored in debug builds (run them with `--release` or
 //! `NEURONC_TV_ALL=1`).
@@ -52,8 +56,23 @@ fn run(m: &Module, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
     run_function(m, &name, inputs.to_vec(), &RunOptions::default()).map_err(|e| e.to_string())
 }
 
+/// `-O2` with `recompute-for-contraction` (and the `dce` it needs) before `neuron-fuse`.
+const O2_RECOMPUTE: &str =
+    "inline,decompose-batch-norm,fixpoint<8>(canonicalize,cse,dce,narrow-index),\
+     sink-constants,recompute-for-contraction,dce,neuron-fuse,dce,duplicate-function-elimination";
+
+/// The pipeline a trial validates: `-O2`, or [`O2_RECOMPUTE`].
+fn pipeline(recompute: bool) -> Result<Pipeline, Failed> {
+    let p = if recompute {
+        Pipeline::parse(O2_RECOMPUTE)
+    } else {
+        Pipeline::preset(2)
+    };
+    p.map_err(|e| e.to_string().into())
+}
+
 /// `Ok(None)`: the reference run itself is impossible (reported as ignored).
-fn validate(path: &Path) -> Result<Option<String>, Failed> {
+fn validate(path: &Path, recompute: bool) -> Result<Option<String>, Failed> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let mut m = parse_module(&text).map_err(|e| format!("parse: {e}"))?;
     verify_module(&m).map_err(|e| format!("input does not verify: {e}"))?;
@@ -66,8 +85,7 @@ fn validate(path: &Path) -> Result<Option<String>, Failed> {
     };
     let mut ctx = PassContext::new();
     ctx.verify_each = true;
-    let pipeline = Pipeline::preset(2).map_err(|e| e.to_string())?;
-    run_pipeline(&mut m, &pipeline, &mut ctx).map_err(|e| e.to_string())?;
+    run_pipeline(&mut m, &pipeline(recompute)?, &mut ctx).map_err(|e| e.to_string())?;
     let printed = print_module(&m, &PrintOptions::default());
     let reparsed =
         parse_module(&printed).map_err(|e| format!("optimized output does not re-parse: {e}"))?;
@@ -104,21 +122,29 @@ fn main() {
     let all = std::env::var_os("NEURONC_TV_ALL").is_some() || !cfg!(debug_assertions);
     let trials = files
         .into_iter()
-        .map(|path| {
+        .flat_map(|path| {
             let name = path
                 .strip_prefix(fixtures_root())
                 .unwrap_or(&path)
                 .display()
                 .to_string();
             let big = std::fs::metadata(&path).map_or(0, |m| m.len()) > DEBUG_SIZE_LIMIT;
-            Trial::test(name, move || match validate(&path)? {
-                None => Ok(()),
-                Some(reason) => {
-                    eprintln!("{}: skipped: {reason}", path.display());
-                    Ok(())
-                }
+            [false, true].map(|recompute| {
+                let path = path.clone();
+                let name = if recompute {
+                    format!("recompute/{name}")
+                } else {
+                    name.clone()
+                };
+                Trial::test(name, move || match validate(&path, recompute)? {
+                    None => Ok(()),
+                    Some(reason) => {
+                        eprintln!("{}: skipped: {reason}", path.display());
+                        Ok(())
+                    }
+                })
+                .with_ignored_flag(big && !all)
             })
-            .with_ignored_flag(big && !all)
         })
         .collect();
     libtest_mimic::run(&args, trials).exit();

@@ -73,6 +73,11 @@ pub struct CompileArgs {
     /// op result to its type, as the StableHLO spec says.
     #[arg(long, value_enum, default_value = "xla")]
     pub float_semantics: Semantics,
+    /// Give attention probabilities (a matmul operand reduced along its contracted axis)
+    /// their own copy computed with that axis on the partitions, instead of a transpose
+    /// (pass `recompute-for-contraction`): fewer transposes, more Vector/Scalar work.
+    #[arg(long)]
+    pub recompute_for_contraction: bool,
     /// Compile up to N files at once [default: the number of cores].
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
@@ -96,6 +101,7 @@ impl Command for CompileArgs {
                 target: self.target.clone(),
                 auto_cast: self.auto_cast.to_auto_cast(),
                 float_semantics: self.float_semantics.to_interp(),
+                recompute_for_contraction: self.recompute_for_contraction,
             },
             cache: cache.as_ref(),
             split: ctx.global.split_input_file,
@@ -448,6 +454,14 @@ impl Job<'_> {
             flags: &[
                 ("auto_cast", auto_cast.as_str()),
                 ("float_semantics", semantics_name(self.opts.float_semantics)),
+                (
+                    "recompute_for_contraction",
+                    if self.opts.recompute_for_contraction {
+                        "1"
+                    } else {
+                        "0"
+                    },
+                ),
             ],
             compiler: &c.compiler,
         })

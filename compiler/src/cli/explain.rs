@@ -1,4 +1,4 @@
-//! `neuronc-rs explain FILE [--json]`: the NeuronCore plan of the entry function after the
+//! `neuronc-rs explain FILE [--json] [--recompute-for-contraction]`: the NeuronCore plan of the entry function after the
 //! default float-semantics rewrite (as `compile` without flags) and the generic -O2
 //! clean-up: each kernel (ops, layout, bytes) and every refused fusion with the
 //! rule that refused it. `--json` prints one object with the summary metrics
@@ -25,6 +25,9 @@ pub struct ExplainArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Plan as `compile --recompute-for-contraction` does.
+    #[arg(long)]
+    pub recompute_for_contraction: bool,
 }
 
 impl Command for ExplainArgs {
@@ -32,8 +35,11 @@ impl Command for ExplainArgs {
         let json = self.json;
         let (text, status) = input::each_unit(ctx, &self.file, |session, unit| {
             let mut module = session.load(unit)?;
-            let semantics = BuildOptions::default().float_semantics;
-            let (func, plan) = plan_entry(&mut module, semantics)?;
+            let opts = BuildOptions {
+                recompute_for_contraction: self.recompute_for_contraction,
+                ..BuildOptions::default()
+            };
+            let (func, plan) = plan_entry(&mut module, &opts)?;
             let file = SimpleFile::new("", unit.source.text.as_str());
             let name = |m: &Module, op: OpId| located_name(&file, unit, m, op);
             let e = Explanation::with_names(&module, &func.name, &plan, &name);

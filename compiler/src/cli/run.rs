@@ -156,6 +156,7 @@ impl Command for RunArgs {
                     target: self.target.clone(),
                     auto_cast: self.auto_cast.to_auto_cast(),
                     float_semantics: self.float_semantics.to_interp(),
+                    ..BuildOptions::default()
                 };
                 let (results, r) = crate::build::simulate(module, &func, inputs, &opts)?;
                 let _ = writeln!(
