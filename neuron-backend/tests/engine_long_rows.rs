@@ -1,7 +1,7 @@
 //! Free-axis reductions whose rows are too long to hold whole in SBUF (a softmax over a
 //! 128,256-entry vocabulary: 513,024 B per row in FP32, more than a 192 KiB partition)
 //! take their rows in pieces instead of failing with `SbufOverflow`, when nothing in the
-//! kernel reads the reduction's result (fusion keeps the softmax's reductions in kernels
+//! kernel reads the whole row after the reduction (fusion keeps the softmax's reductions in kernels
 //! of their own here: its `sbuf-capacity` rule refuses to keep such rows resident).
 
 use neuronc_backend::engine::isa::Opcode;
@@ -50,4 +50,45 @@ fn reductions_of_rows_longer_than_a_partition_take_them_in_pieces() {
         .map(|i| i.partitions as u64 * i.free as u64 * i.count as u64)
         .sum();
     assert!(read >= 8 * 128_256, "reduces read {read} elements");
+}
+
+/// A log-sum-exp over a 50,257-entry vocabulary (201,028 B per FP32 row): fusion keeps
+/// `exp(x - max)` out of the sum's kernel (`sbuf-capacity`), which goes on to
+/// `log(sum) + max`, ops that read only the reduced rows.
+const LONG_LOGSUMEXP: &str = r#"
+func.func @main(%x: tensor<4x50257xf32>, %m: tensor<4xf32>) -> tensor<4xf32> {
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<4xf32>) -> tensor<4x50257xf32>
+  %s = stablehlo.subtract %x, %mb : tensor<4x50257xf32>
+  %e = stablehlo.exponential %s : tensor<4x50257xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %sum = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x50257xf32>, tensor<f32>) -> tensor<4xf32>
+  %l = stablehlo.log %sum : tensor<4xf32>
+  %r = stablehlo.add %l, %m : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+"#;
+
+#[test]
+fn ops_on_the_reduced_rows_do_not_keep_long_rows_whole() {
+    let m = parse_module(LONG_LOGSUMEXP).expect("parse");
+    let f = m.entry().expect("entry").clone();
+    let plan = plan_function(&m, &f, &FusionConfig::default());
+    // exp's kernel, and the sum's with the log and the add as its epilogue.
+    assert_eq!(plan.fusion.kernels.len(), 2);
+    let out = compile_function(&m, &f, &plan, &EngineOptions::default()).expect("compile");
+    let reduces: Vec<_> = out
+        .lowered
+        .program
+        .instrs
+        .iter()
+        .filter(|i| matches!(i.op, Opcode::ReduceFree { .. }))
+        .collect();
+    assert!(!reduces.is_empty(), "a free-axis reduction is lowered");
+    for i in &reduces {
+        assert!(
+            i.free < 50_257,
+            "reduce record over a whole row ({} elements)",
+            i.free
+        );
+    }
 }

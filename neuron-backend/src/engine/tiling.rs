@@ -109,19 +109,35 @@ pub struct MatmulDims {
 }
 
 /// Whether the kernel's free-axis reductions may take their rows in pieces, accumulating
-/// into their results: no op of the kernel reads a reduction's result (which would need
-/// the whole row reduced first).
+/// into their results: no op of the kernel needs a whole row reduced before it can read
+/// the row. An op may read a reduction's result (directly or through other such ops) only
+/// when every operand it reads is no larger than the largest reduction result: then it
+/// works on the reduced rows (`log(sum)`, the tail of a log-sum-exp), and the last piece
+/// computes it from the complete result. An op that also reads a row (`x - max(x)`), or a
+/// reduction of a reduction's result, needs the whole row first.
 pub(crate) fn rows_splittable(m: &Module, ops: &[OpId], works: &[OpWork]) -> bool {
-    let reduced: FxHashSet<ValueId> = ops
+    let mut after: FxHashSet<ValueId> = ops
         .iter()
         .zip(works)
         .filter(|(_, w)| matches!(w, OpWork::ReduceFree { .. }))
         .flat_map(|(&o, _)| m.op(o).results.iter().copied())
         .collect();
-    !reduced.is_empty()
-        && ops
-            .iter()
-            .all(|&o| m.op(o).operands.iter().all(|v| !reduced.contains(v)))
+    let elements = |v: ValueId| m.tensor_type(v).map_or(1, |t| t.num_elements());
+    let Some(small) = after.iter().map(|&v| elements(v)).max() else {
+        return false;
+    };
+    for (&o, w) in ops.iter().zip(works) {
+        let op = m.op(o);
+        if !op.operands.iter().any(|v| after.contains(v)) {
+            continue;
+        }
+        let reduces = matches!(w, OpWork::ReduceFree { .. });
+        if reduces || op.operands.iter().any(|&v| elements(v) > small) {
+            return false;
+        }
+        after.extend(op.results.iter().copied());
+    }
+    true
 }
 
 /// Whether an op of `kind` reads only the part of its operand 0 (a table) that it
