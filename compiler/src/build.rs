@@ -326,13 +326,16 @@ mod tests {
     use super::{build, BuildOptions, FloatSemantics, BF16_WIDENED};
 
     fn manifest_flags(float_semantics: FloatSemantics) -> serde_json::Value {
-        let text = BF16_WIDENED;
-        let module = crate::compile("m", text).expect("verifies");
-        let opts = BuildOptions {
+        manifest_flags_of(&BuildOptions {
             float_semantics,
             ..BuildOptions::default()
-        };
-        let art = build(module, &opts).expect("compiles");
+        })
+    }
+
+    fn manifest_flags_of(opts: &BuildOptions) -> serde_json::Value {
+        let text = BF16_WIDENED;
+        let module = crate::compile("m", text).expect("verifies");
+        let art = build(module, opts).expect("compiles");
         let (_, bytes) = art
             .files
             .iter()
@@ -355,5 +358,18 @@ mod tests {
             "xla"
         );
         assert_eq!(BuildOptions::default().float_semantics, FloatSemantics::Xla);
+    }
+
+    /// `--recompute-for-contraction` is recorded when set, and absent by default (so that
+    /// default manifests stay as they were).
+    #[test]
+    fn manifest_records_recompute_only_when_set() {
+        let set = manifest_flags_of(&BuildOptions {
+            recompute_for_contraction: true,
+            ..BuildOptions::default()
+        });
+        assert_eq!(set["recompute_for_contraction"], true);
+        let default = manifest_flags(FloatSemantics::Xla);
+        assert!(default.get("recompute_for_contraction").is_none());
     }
 }

@@ -1,5 +1,6 @@
 //! `neuronc-rs compile FILE... -o DIR [--target trn1|trn2|inf2] [--auto-cast none|matmult|all]
-//! [--float-semantics xla|strict] [-j N] [--no-cache | --cache-dir CACHE]`: writes `model.hlo.pb`, `model.hlo.txt`,
+//! [--float-semantics xla|strict] [--recompute-for-contraction] [-j N]
+//! [--no-cache | --cache-dir CACHE]`: writes `model.hlo.pb`, `model.hlo.txt`,
 //! `program.nir`, `timeline.json`, `report.json` and `manifest.json` to DIR (with several
 //! inputs, to `DIR/<file stem>/` each) and prints a one-screen summary per file.
 //!
@@ -679,6 +680,30 @@ mod tests {
         };
         assert_ne!(key(FloatSemantics::Xla), key(FloatSemantics::Strict));
         assert_eq!(key(FloatSemantics::Xla), key(FloatSemantics::Xla));
+    }
+
+    /// `--recompute-for-contraction` plans another program: its own cache entry.
+    #[test]
+    fn recompute_is_part_of_the_cache_key() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let c = CacheCtx {
+            cache: Cache::new(dir.path(), 1 << 20),
+            compiler: "test".into(),
+            stored: AtomicBool::new(false),
+        };
+        let module = crate::compile("m", crate::build::BF16_WIDENED).expect("verifies");
+        let key = |recompute_for_contraction| {
+            let job = Job {
+                opts: BuildOptions {
+                    recompute_for_contraction,
+                    ..BuildOptions::default()
+                },
+                cache: Some(&c),
+                split: false,
+            };
+            job.key(&c, &mut Session::new(), &module)
+        };
+        assert_ne!(key(false), key(true));
     }
 
     #[test]
