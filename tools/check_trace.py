@@ -3,7 +3,7 @@
 
 Usage:
   /work/venv/bin/python tools/check_trace.py FILE.mlir REF.npz [--train] [--keep DIR]
-      [--bin PATH] [--no-build] [--timeout S] [--only verify,run,opt,compile,sim]
+      [--bin PATH] [--no-build] [--timeout S] [--only verify,run,opt,compile,sim] [--recompute]
 
 REF.npz is a fixture npz: arg_000.. = inputs in argument order, out_000.. = framework
 outputs in result order (bf16/f8 stored as raw |V2/|V1, typed by the module signature).
@@ -19,6 +19,7 @@ Checks (one line each: PASS/FAIL, the worst error relative to max|ref|, the reas
            (tools/run_hlo_proto.py) matches the framework outputs.
   sim      `neuronc-rs run FILE --engine sim --inputs REF --output OUT` (the compiled kernels
            in the NeuronCore functional simulator) matches the framework outputs.
+  --recompute adds `--recompute-for-contraction` to compile and sim.
 
 Tolerance (same as the fixture tests): |got - ref| <= atol*max|ref| + rtol*|ref| per output,
 rtol 1e-4, atol 1e-5 (inference); rtol = atol = 1e-3 with --train (on by default when the file
@@ -235,7 +236,7 @@ class Checker:
 
     def check_compile(self):
         d = os.path.join(self.work, "compiled")
-        self.nc("compile", self.a.file, "-o", d)
+        self.nc("compile", self.a.file, "-o", d, *self.recompute_flag())
         pb = os.path.join(d, "model.hlo.pb")
         if not os.path.exists(pb):
             raise CheckFailed("compile wrote no model.hlo.pb")
@@ -251,8 +252,11 @@ class Checker:
             raise CheckFailed(f"XLA rejects model.hlo.pb: {type(e).__name__}: {msg}")
         return self.matches(outs, "XLA:CPU on model.hlo.pb")
 
+    def recompute_flag(self):
+        return ["--recompute-for-contraction"] if self.a.recompute else []
+
     def check_sim(self):
-        outs = self.run_ours(self.a.file, "sim", "--engine", "sim")
+        outs = self.run_ours(self.a.file, "sim", "--engine", "sim", *self.recompute_flag())
         return self.matches(outs, "NeuronCore simulator")
 
 
@@ -267,6 +271,8 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--keep", help="keep the intermediate files in this directory")
     ap.add_argument("--only", default="verify,run,opt,compile,sim")
+    ap.add_argument("--recompute", action="store_true",
+                    help="compile and sim with --recompute-for-contraction")
     a = ap.parse_args(argv)
     stem = os.path.basename(a.file)
     if not a.train and ("train" in stem or "grad" in stem):

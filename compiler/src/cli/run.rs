@@ -1,5 +1,6 @@
 //! `neuronc-rs run FILE [--entry F] [--inputs IN.npz | --random-inputs SEED] [-o OUT.npz]
-//! [--expected EXP.npz] [--engine interp|sim] [--float-semantics xla|strict]`: runs a
+//! [--expected EXP.npz] [--engine interp|sim] [--float-semantics xla|strict]
+//! [--recompute-for-contraction]`: runs a
 //! function with the reference interpreter (`neuronc-interp`), or (`--engine sim`)
 //! compiles it as `compile` does and runs the kernels in the NeuronCore functional
 //! simulator (`neuronc_backend::sim`).
@@ -92,6 +93,9 @@ pub struct RunArgs {
     /// are comparable with the framework's f32 outputs).
     #[arg(long, value_enum, default_value = "none")]
     pub auto_cast: Cast,
+    /// With `--engine sim`: plan as `compile --recompute-for-contraction` does.
+    #[arg(long)]
+    pub recompute_for_contraction: bool,
     /// Write the results as `out_000`, ... to this `.npz`.
     #[arg(short, long, value_name = "OUT.npz")]
     pub output: Option<PathBuf>,
@@ -156,7 +160,7 @@ impl Command for RunArgs {
                     target: self.target.clone(),
                     auto_cast: self.auto_cast.to_auto_cast(),
                     float_semantics: self.float_semantics.to_interp(),
-                    ..BuildOptions::default()
+                    recompute_for_contraction: self.recompute_for_contraction,
                 };
                 let (results, r) = crate::build::simulate(module, &func, inputs, &opts)?;
                 let _ = writeln!(
