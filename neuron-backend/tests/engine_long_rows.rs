@@ -4,10 +4,27 @@
 //! kernel reads the whole row after the reduction (fusion keeps the softmax's reductions in kernels
 //! of their own here: its `sbuf-capacity` rule refuses to keep such rows resident).
 
-use neuronc_backend::engine::isa::Opcode;
+use neuronc_backend::engine::isa::{Instr, Opcode};
 use neuronc_backend::engine::{compile_function, EngineOptions};
 use neuronc_ir::parse_module;
 use neuronc_passes::neuron::{fusion::FusionConfig, plan_function};
+
+/// Plans and compiles `text`; returns the number of kernels and the free-axis reduction
+/// records of the engine program.
+fn free_reduces(text: &str) -> (usize, Vec<Instr>) {
+    let m = parse_module(text).expect("parse");
+    let f = m.entry().expect("entry").clone();
+    let plan = plan_function(&m, &f, &FusionConfig::default());
+    let out = compile_function(&m, &f, &plan, &EngineOptions::default()).expect("compile");
+    let reduces = out
+        .lowered
+        .program
+        .instrs
+        .into_iter()
+        .filter(|i| matches!(i.op, Opcode::ReduceFree { .. }))
+        .collect();
+    (plan.fusion.kernels.len(), reduces)
+}
 
 const LONG_SOFTMAX: &str = r#"
 func.func @main(%x: tensor<8x128256xf32>) -> tensor<8x128256xf32> {
@@ -26,17 +43,7 @@ func.func @main(%x: tensor<8x128256xf32>) -> tensor<8x128256xf32> {
 
 #[test]
 fn reductions_of_rows_longer_than_a_partition_take_them_in_pieces() {
-    let m = parse_module(LONG_SOFTMAX).expect("parse");
-    let f = m.entry().expect("entry").clone();
-    let plan = plan_function(&m, &f, &FusionConfig::default());
-    let out = compile_function(&m, &f, &plan, &EngineOptions::default()).expect("compile");
-    let reduces: Vec<_> = out
-        .lowered
-        .program
-        .instrs
-        .iter()
-        .filter(|i| matches!(i.op, Opcode::ReduceFree { .. }))
-        .collect();
+    let (_, reduces) = free_reduces(LONG_SOFTMAX);
     // (The layout puts the vocabulary on the partitions for the max, a cross-partition
     // reduction; the sum reduces it along the free axis, the case here.)
     assert!(!reduces.is_empty(), "a free-axis reduction is lowered");
@@ -70,19 +77,9 @@ func.func @main(%x: tensor<4x50257xf32>, %m: tensor<4xf32>) -> tensor<4xf32> {
 
 #[test]
 fn ops_on_the_reduced_rows_do_not_keep_long_rows_whole() {
-    let m = parse_module(LONG_LOGSUMEXP).expect("parse");
-    let f = m.entry().expect("entry").clone();
-    let plan = plan_function(&m, &f, &FusionConfig::default());
+    let (kernels, reduces) = free_reduces(LONG_LOGSUMEXP);
     // exp's kernel, and the sum's with the log and the add as its epilogue.
-    assert_eq!(plan.fusion.kernels.len(), 2);
-    let out = compile_function(&m, &f, &plan, &EngineOptions::default()).expect("compile");
-    let reduces: Vec<_> = out
-        .lowered
-        .program
-        .instrs
-        .iter()
-        .filter(|i| matches!(i.op, Opcode::ReduceFree { .. }))
-        .collect();
+    assert_eq!(kernels, 2);
     assert!(!reduces.is_empty(), "a free-axis reduction is lowered");
     for i in &reduces {
         assert!(

@@ -655,16 +655,20 @@ mod tests {
     use crate::session::Session;
     use std::sync::atomic::AtomicBool;
 
+    fn cache_ctx(dir: &std::path::Path) -> CacheCtx {
+        CacheCtx {
+            cache: Cache::new(dir, 1 << 20),
+            compiler: "test".into(),
+            stored: AtomicBool::new(false),
+        }
+    }
+
     /// The two float semantics compile a bf16 program differently, so they must not share
     /// a cache entry; everything else equal, the keys differ.
     #[test]
     fn float_semantics_is_part_of_the_cache_key() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let c = CacheCtx {
-            cache: Cache::new(dir.path(), 1 << 20),
-            compiler: "test".into(),
-            stored: AtomicBool::new(false),
-        };
+        let c = cache_ctx(dir.path());
         let text = crate::build::BF16_WIDENED;
         let module = crate::compile("m", text).expect("verifies");
         let key = |float_semantics| {
@@ -686,11 +690,7 @@ mod tests {
     #[test]
     fn recompute_is_part_of_the_cache_key() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let c = CacheCtx {
-            cache: Cache::new(dir.path(), 1 << 20),
-            compiler: "test".into(),
-            stored: AtomicBool::new(false),
-        };
+        let c = cache_ctx(dir.path());
         let module = crate::compile("m", crate::build::BF16_WIDENED).expect("verifies");
         let key = |recompute_for_contraction| {
             let job = Job {
