@@ -36,7 +36,8 @@
 //!   most 1/[`SHARED_FRACTION`] of `P`'s bytes.
 //!
 //! Invariants: the copies are op-for-op clones (same kinds, attributes, operand order and
-//! types), so the recomputed operand is bitwise the original value; originals are left for
+//! types, and the original's source location, so `explain` names a copy like the op it
+//! recomputes), so the recomputed operand is bitwise the original value; originals are left for
 //! `dce`; each rewritten matmul operand is one rewrite (`--opt-fuel`, `--trace-rewrites`).
 //! The pass must run after `cse`, which would merge the copies back.
 

@@ -3,7 +3,9 @@
 //! clean-up: each kernel (ops, layout, bytes) and every refused fusion with the
 //! rule that refused it. `--json` prints one object with the summary metrics
 //! (`kernels`, `hbm_bytes`, `hbm_bytes_unfused`, `transposes`, `transpose_bytes`,
-//! `matmul_operand_bytes`) and the details. Ops are named `kind@line:col` after where they
+//! `matmul_operand_bytes`) and the details. When the plan has transposes that
+//! `recompute-for-contraction` would remove, both forms also give that plan's transposes
+//! (`recompute_alternative`, else `null`), so the trade-off is visible without a second run. Ops are named `kind@line:col` after where they
 //! start in FILE (the whole file's lines under `--split-input-file`), or `kind#id` when a
 //! pass created them.
 
@@ -11,10 +13,12 @@ use clap::Args;
 use codespan_reporting::files::{Files, SimpleFile};
 use neuronc_ir::{Module, OpId};
 use neuronc_passes::neuron::explain::{op_name, Explanation};
+use neuronc_passes::neuron::{fusion::FusionConfig, plan_function};
+use neuronc_passes::{run_pipeline, PassContext, Pipeline};
 use serde_json::json;
 
 use super::{input, Command, Ctx, Status};
-use crate::build::{plan_entry, BuildOptions};
+use crate::build::{plan_entry, BuildOptions, RECOMPUTE};
 use crate::error::Error;
 use crate::source::Unit;
 
@@ -43,11 +47,67 @@ impl Command for ExplainArgs {
             let file = SimpleFile::new("", unit.source.text.as_str());
             let name = |m: &Module, op: OpId| located_name(&file, unit, m, op);
             let e = Explanation::with_names(&module, &func.name, &plan, &name);
-            Ok(if json { to_json(&e) } else { e.to_text() })
+            let alt = match self.recompute_for_contraction || e.transposes == 0 {
+                true => None,
+                false => recompute_alternative(&module, &func.name)?,
+            };
+            Ok(if json {
+                to_json(&e, alt.as_ref())
+            } else {
+                with_alternative(e.to_text(), alt.as_ref())
+            })
         })?;
         input::write_output(ctx, None, &text)?;
         Ok(status)
     }
+}
+
+/// The transposes of the plan `--recompute-for-contraction` would make.
+struct Alternative {
+    transposes: usize,
+    transpose_bytes: u64,
+    matmul_operand_bytes: u64,
+}
+
+impl Alternative {
+    fn to_text(&self) -> String {
+        format!(
+            "with --recompute-for-contraction: {} transposes moving {} bytes ({:.2}% of {} matmul \
+             operand bytes); matmul operands reduced along their contracted axis (attention \
+             probabilities) are recomputed instead of transposed, for more Vector/Scalar work\n",
+            self.transposes,
+            self.transpose_bytes,
+            100.0 * self.transpose_bytes as f64 / self.matmul_operand_bytes.max(1) as f64,
+            self.matmul_operand_bytes
+        )
+    }
+}
+
+/// `text` with `alt`'s line after its `transposes:` line.
+fn with_alternative(text: String, alt: Option<&Alternative>) -> String {
+    let Some(a) = alt else { return text };
+    let at = text
+        .find("\ntransposes:")
+        .and_then(|i| text[i + 1..].find('\n').map(|j| i + j + 2))
+        .unwrap_or(text.len());
+    format!("{}{}{}", &text[..at], a.to_text(), &text[at..])
+}
+
+/// Plans function `func` of the cleaned-up `module` again after `recompute-for-contraction`;
+/// `None` when the pass changes nothing.
+fn recompute_alternative(module: &Module, func: &str) -> Result<Option<Alternative>, Error> {
+    let mut m = module.clone();
+    let pipeline = Pipeline::parse(&RECOMPUTE[1..])?;
+    let report = run_pipeline(&mut m, &pipeline, &mut PassContext::new())?;
+    let Some(f) = m.func(func).cloned().filter(|_| report.rewrites > 0) else {
+        return Ok(None);
+    };
+    let plan = plan_function(&m, &f, &FusionConfig::default());
+    Ok(Some(Alternative {
+        transposes: plan.layout.transpose_count(),
+        transpose_bytes: plan.layout.transpose_bytes(),
+        matmul_operand_bytes: plan.matmul_operand_bytes(&m),
+    }))
 }
 
 /// `kind@line:col` of an op parsed from `unit` (1-based, columns in characters), else
@@ -68,7 +128,7 @@ fn located_name(file: &SimpleFile<&str, &str>, unit: &Unit, m: &Module, op: OpId
     }
 }
 
-fn to_json(e: &Explanation) -> String {
+fn to_json(e: &Explanation, alt: Option<&Alternative>) -> String {
     let kernels: Vec<_> = e
         .kernels
         .iter()
@@ -96,6 +156,11 @@ fn to_json(e: &Explanation) -> String {
         "cross_partition_reductions": e.cross_partition_reductions,
         "kernel_list": kernels,
         "rejections": rejections,
+        "recompute_alternative": alt.map(|a| json!({
+            "transposes": a.transposes,
+            "transpose_bytes": a.transpose_bytes,
+            "matmul_operand_bytes": a.matmul_operand_bytes,
+        })),
     });
     format!("{v}\n")
 }
