@@ -89,3 +89,38 @@ fn ops_on_the_reduced_rows_do_not_keep_long_rows_whole() {
         );
     }
 }
+
+/// jax's `log_softmax` over 20,000 entries (80,000 B per FP32 row). The sum's kernel may
+/// not also take `shifted - log(sum)`: that kernel would hold two row-sized inputs (the
+/// exponentials and the shifted logits) and its output, 240,000 B per partition; fusion's
+/// `sbuf-capacity` rule counts the kernel's row-sized inputs too, so it refuses.
+const LOG_SOFTMAX_20K: &str = r#"
+func.func @main(%x: tensor<4x20000xf32>) -> tensor<4x20000xf32> {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %mx = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<4x20000xf32>, tensor<f32>) -> tensor<4xf32>
+  %mb = stablehlo.broadcast_in_dim %mx, dims = [0] : (tensor<4xf32>) -> tensor<4x20000xf32>
+  %s = stablehlo.subtract %x, %mb : tensor<4x20000xf32>
+  %e = stablehlo.exponential %s : tensor<4x20000xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %sum = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x20000xf32>, tensor<f32>) -> tensor<4xf32>
+  %l = stablehlo.log %sum : tensor<4xf32>
+  %lb = stablehlo.broadcast_in_dim %l, dims = [0] : (tensor<4xf32>) -> tensor<4x20000xf32>
+  %r = stablehlo.subtract %s, %lb : tensor<4x20000xf32>
+  return %r : tensor<4x20000xf32>
+}
+"#;
+
+#[test]
+fn row_sized_inputs_count_against_sbuf() {
+    let m = parse_module(LOG_SOFTMAX_20K).expect("parse");
+    let f = m.entry().expect("entry").clone();
+    let plan = plan_function(&m, &f, &FusionConfig::default());
+    let refused = plan
+        .fusion
+        .rejections
+        .iter()
+        .any(|r| r.rule.name() == "sbuf-capacity");
+    assert!(refused, "no sbuf-capacity refusal");
+    let out = compile_function(&m, &f, &plan, &EngineOptions::default());
+    assert!(out.is_ok(), "{:?}", out.err());
+}

@@ -11,9 +11,10 @@
 //! | `convert-identity` | `convert` to the same type → operand |
 //! | `convert-convert-lossless` | `convert(convert(x): B): C` → `convert(x): C` when every value of `x`'s type is exact in `B` (not for a bf16 → f32 inner convert of an op XLA computes in f32: XLA reads the unrounded value there) |
 //! | `splat-through-shape-op` | `broadcast_in_dim`/`reshape`/`transpose` of a splat constant → splat constant |
+//! | `reduce-unit-dims` | `reduce(x, init)` over dimensions of extent 1 only, with a body `a op b` and `init` the identity of `op` → `reshape(x)` (as XLA's algebraic simplifier; a float sum keeps a `-0.0` that `+0.0 + -0.0` would make `+0.0`) |
 
 use super::{Rewriter, Rule};
-use crate::ir_util::{def_of_kind, splat_ref};
+use crate::ir_util::{def_of_kind, elem_as_f64, elem_as_i128, splat_ref};
 use neuronc_interp::excess_precision::unrounded_source;
 use neuronc_ir::{Attr, ElemType, Module, NamedAttrs, OpId, OpKind, ValueId};
 
@@ -57,6 +58,11 @@ pub static RULES: &[Rule] = &[
         name: "convert-convert-lossless",
         kinds: &[OpKind::Convert],
         apply: convert_convert,
+    },
+    Rule {
+        name: "reduce-unit-dims",
+        kinds: &[OpKind::Reduce],
+        apply: reduce_unit_dims,
     },
     Rule {
         name: "splat-through-shape-op",
@@ -216,4 +222,63 @@ fn splat_through_shape_op(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
     let bytes = bytes.to_vec();
     rw.commit(op)?;
     Some(vec![rw.splat(ty, bytes)?])
+}
+
+/// `reduce(x, init)` over extent-1 dimensions only, whose body is one `a op b` (either
+/// order) and whose `init` is `op`'s identity: every result element is `init op x[i] =
+/// x[i]`, so the reduce is a reshape. (Keeps a kernel from being planned as a reduction
+/// when nothing is reduced: jax's `keepdims` gradients make such reduces.)
+fn reduce_unit_dims(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>> {
+    let m = &*rw.m;
+    let o = m.op(op);
+    let [x, init] = o.operands[..] else {
+        return None;
+    };
+    let shape = &m.tensor_type(x)?.shape;
+    let dims = o.attrs.i64_array("dimensions")?;
+    let unit = |d: &i64| usize::try_from(*d).ok().and_then(|d| shape.get(d)) == Some(&1);
+    if !dims.iter().all(unit) {
+        return None;
+    }
+    let body = m.region(*o.regions.first()?);
+    let [a, b] = body.args[..] else { return None };
+    let [inner, ret] = body.ops[..] else {
+        return None;
+    };
+    let (inner, ret) = (m.op(inner), m.op(ret));
+    let combines = inner.operands[..] == [a, b] || inner.operands[..] == [b, a];
+    if !combines || !ret.kind.is_terminator() || ret.operands[..] != [inner.results[0]] {
+        return None;
+    }
+    let (elem, bytes) = splat_ref(m, init)?;
+    // (A reduce may accumulate in a wider type than its input: then it converts.)
+    let same_elem = m.tensor_type(o.results[0]).map(|t| t.elem) == Some(m.tensor_type(x)?.elem);
+    if !same_elem || !is_identity(inner.kind, elem, bytes)? {
+        return None;
+    }
+    let ty = m.value_type(o.results[0]);
+    rw.commit(op)?;
+    let new = rw.create(OpKind::Reshape, vec![x], &[ty], NamedAttrs::new());
+    Some(vec![rw.m.op(new).results[0]])
+}
+
+/// Whether the scalar `bytes` of type `elem` is the identity of the binary op `kind`.
+fn is_identity(kind: OpKind, elem: ElemType, bytes: &[u8]) -> Option<bool> {
+    if elem.is_float() && !elem.is_complex() {
+        let v = elem_as_f64(elem, bytes)?;
+        return Some(match kind {
+            OpKind::Add => v == 0.0,
+            OpKind::Multiply => v == 1.0,
+            OpKind::Maximum => v == f64::NEG_INFINITY,
+            OpKind::Minimum => v == f64::INFINITY,
+            _ => false,
+        });
+    }
+    let v = elem_as_i128(elem, bytes)?;
+    Some(match (kind, elem) {
+        (OpKind::Add | OpKind::Or, _) | (OpKind::Xor, _) => v == 0,
+        (OpKind::Multiply, _) => v == 1,
+        (OpKind::And, ElemType::I1) => v == 1,
+        _ => false,
+    })
 }

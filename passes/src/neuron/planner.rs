@@ -290,6 +290,8 @@ pub struct Planner<'a> {
     /// joins (from its last check).
     delta: Vec<u32>,
     delta_for: u32,
+    /// Scratch of [`Planner::input_row_bytes`].
+    delta_rows: Vec<u32>,
 }
 
 impl<'a> Planner<'a> {
@@ -399,6 +401,7 @@ impl<'a> Planner<'a> {
             stack: Vec::new(),
             delta: Vec::new(),
             delta_for: NONE,
+            delta_rows: Vec::new(),
         }
     }
 
@@ -708,7 +711,15 @@ impl<'a> Planner<'a> {
             (None, Some(pr)) => pr,
             (None, None) => return Ok(()),
         };
-        let per_partition = self.resident_row_bytes(p, row);
+        let mut per_partition = self.resident_row_bytes(p, row);
+        // The inputs' share only when it could cross the budget: at most every tensor
+        // input (with `p`'s operands) at 16 bytes per element (complex128).
+        let (row_elems, _) = self.rows.sizes[row as usize];
+        let inputs = self.cur.tensor_inputs + self.operands.of(p).len();
+        let bound = row_elems.saturating_mul(16 * inputs as u64);
+        if per_partition.saturating_add(bound) > self.cfg.sbuf_partition_bytes {
+            per_partition += self.input_row_bytes(p, k, row);
+        }
         if per_partition > self.cfg.sbuf_partition_bytes {
             return Err(Rule::SbufCapacity {
                 per_partition_bytes: per_partition,
@@ -744,6 +755,36 @@ impl<'a> Planner<'a> {
             .map(|t| t.1)
             .sum();
         row_elems.wrapping_mul(members.wrapping_add(own))
+    }
+
+    /// Bytes per partition to keep one reduced row of every external input of kernel `k`
+    /// (with `p` joined) that has the reduction's full shape and that an op other than a
+    /// reduce reads: the engine holds such an input whole while the rows are reduced
+    /// (`log_softmax`'s kernel subtracts from the shifted logits after summing the
+    /// exponentials). Inputs only reduces read stream through in pieces.
+    #[allow(clippy::manual_contains)]
+    fn input_row_bytes(&mut self, p: u32, k: u32, row: u32) -> u64 {
+        let (row_elems, full) = self.rows.sizes[row as usize];
+        let mut seen = std::mem::take(&mut self.delta_rows);
+        seen.clear();
+        let readers = self.cur.members.iter().copied().chain(std::iter::once(p));
+        for o in readers {
+            if self.ops[o as usize].class == OpClass::Reduce {
+                continue;
+            }
+            for &v in self.operands.of(o) {
+                let row_sized = matches!(self.tensor[v as usize], Some((n, _)) if n == full);
+                if row_sized && !self.defined_inside(v, k, p) && !seen.iter().any(|&w| w == v) {
+                    seen.push(v);
+                }
+            }
+        }
+        let bytes: u64 = seen
+            .iter()
+            .filter_map(|&v| self.tensor[v as usize].map(|t| t.1))
+            .sum();
+        self.delta_rows = seen;
+        row_elems.wrapping_mul(bytes)
     }
 
     fn next_epoch(&mut self) -> u32 {
