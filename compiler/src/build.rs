@@ -36,21 +36,12 @@ use neuronc_interp::excess_precision::xla_module;
 pub use neuronc_interp::FloatSemantics;
 use neuronc_interp::Tensor;
 use neuronc_ir::{Module, Type};
-use neuronc_passes::neuron::fusion::FusionConfig;
-use neuronc_passes::neuron::{plan_function, NeuronPlan};
 use neuronc_passes::{run_pipeline, PassContext, Pipeline};
 use serde_json::json;
 
 use crate::error::Error;
-
-/// Generic clean-up before planning: sharding annotations go first (one NeuronCore, see
-/// `strip-sharding`), then -O2 without outlining (the backend plans kernels itself and the
-/// HLO artifact keeps plain ops).
-pub const CLEANUP: &str = "strip-sharding,inline,decompose-batch-norm,\
-     fixpoint<8>(canonicalize,cse,dce,narrow-index),sink-constants";
-
-/// Appended to [`CLEANUP`] under [`BuildOptions::recompute_for_contraction`].
-pub const RECOMPUTE: &str = ",recompute-for-contraction,dce";
+use crate::plan::plan_function_of;
+pub use crate::plan::{Planned, Recompute, RecomputeChoice, TransposeCost, CLEANUP, RECOMPUTE};
 
 /// Rewrites `module` to follow `semantics` (see the module documentation): XLA:CPU's
 /// excess precision for [`FloatSemantics::Xla`], nothing for [`FloatSemantics::Strict`].
@@ -65,48 +56,27 @@ pub fn apply_float_semantics(module: &mut Module, semantics: FloatSemantics) -> 
     }
 }
 
-/// Runs the [`CLEANUP`] pipeline on `module` (then [`RECOMPUTE`] when `recompute`).
-fn cleanup(module: &mut Module, recompute: bool) -> Result<(), Error> {
-    let text = if recompute {
-        format!("{CLEANUP}{RECOMPUTE}")
-    } else {
-        CLEANUP.to_string()
-    };
-    run_pipeline(module, &Pipeline::parse(&text)?, &mut PassContext::new())?;
+/// Runs the [`CLEANUP`] pipeline on `module`.
+fn cleanup(module: &mut Module) -> Result<(), Error> {
+    run_pipeline(module, &Pipeline::parse(CLEANUP)?, &mut PassContext::new())?;
     Ok(())
 }
 
-/// Applies `semantics`, runs the [`CLEANUP`] pipeline, then plans layouts and kernels for
-/// the entry function (`@main`, or the only public function). Shared by `compile` and
-/// `explain`.
+/// Applies `semantics`, then plans the entry function (`@main`, or the only public
+/// function) as [`plan_function_of`] does under `opts`. Shared by `compile` and
+/// `explain` (which also asks for the plan not taken: `explore_alternative`).
 pub fn plan_entry(
     module: &mut Module,
     opts: &BuildOptions,
-) -> Result<(neuronc_ir::Func, NeuronPlan), Error> {
+    explore_alternative: bool,
+) -> Result<Planned, Error> {
     apply_float_semantics(module, opts.float_semantics);
-    plan_named_with(module, None, opts, &mut |_| {})
-}
-
-/// Runs the [`CLEANUP`] pipeline, reports [`BuildStage::Plan`], then plans function
-/// `name` (`None`: the entry function).
-fn plan_named_with(
-    module: &mut Module,
-    name: Option<&str>,
-    opts: &BuildOptions,
-    progress: &mut dyn FnMut(BuildStage),
-) -> Result<(neuronc_ir::Func, NeuronPlan), Error> {
-    cleanup(module, opts.recompute_for_contraction)?;
-    progress(BuildStage::Plan);
-    let func = match name {
-        Some(n) => module.func(n).cloned(),
-        None => module.entry().cloned(),
-    };
-    let func = func.ok_or_else(|| match name {
-        Some(n) => Error::Run(format!("no function @{n} (after inlining)")),
-        None => Error::Run("no entry function (@main or a single public function)".into()),
-    })?;
-    let plan = plan_function(module, &func, &FusionConfig::default());
-    Ok((func, plan))
+    plan_function_of(
+        module,
+        None,
+        opts.recompute_for_contraction,
+        explore_alternative,
+    )
 }
 
 /// `run --engine sim`: plans function `name` as `compile` does with `opts` (float
@@ -121,7 +91,12 @@ pub fn simulate(
     let model = target_model(&opts.target)?;
     let auto_cast = opts.auto_cast;
     apply_float_semantics(&mut module, opts.float_semantics);
-    let (func, plan) = plan_named_with(&mut module, Some(name), opts, &mut |_| {})?;
+    let Planned { func, plan, .. } = plan_function_of(
+        &mut module,
+        Some(name),
+        opts.recompute_for_contraction,
+        false,
+    )?;
     let results = sim::simulate(&module, &func, &plan, &SimOptions { auto_cast }, inputs)
         .map_err(|e| Error::Run(format!("engine simulator: {e}")))?;
     let engine_opts = EngineOptions {
@@ -150,21 +125,22 @@ pub struct BuildOptions {
     pub auto_cast: AutoCast,
     /// Which bf16 rounding the compiled program follows (see the module documentation).
     pub float_semantics: FloatSemantics,
-    /// Run `recompute-for-contraction` before planning: attention probabilities get a
-    /// copy computed with keys on the partitions instead of a transpose (fewer transposes
-    /// and, at long sequences, less HBM traffic, for more Vector/Scalar-engine work).
-    pub recompute_for_contraction: bool,
+    /// When to run `recompute-for-contraction` before planning (attention probabilities
+    /// get a copy computed with keys on the partitions instead of a transpose: fewer
+    /// transposes and, at long sequences, less HBM traffic, for more Vector/Scalar-engine
+    /// work); see [`crate::plan`].
+    pub recompute_for_contraction: Recompute,
 }
 
 impl Default for BuildOptions {
     /// The command line's defaults: `--target trn1 --auto-cast matmult
-    /// --float-semantics xla`.
+    /// --float-semantics xla --recompute-for-contraction=auto`.
     fn default() -> Self {
         BuildOptions {
             target: "trn1".into(),
             auto_cast: AutoCast::default(),
             float_semantics: FloatSemantics::Xla,
-            recompute_for_contraction: false,
+            recompute_for_contraction: Recompute::Auto,
         }
     }
 }
@@ -208,12 +184,17 @@ pub fn build_with_progress(
     // The HLO artifact keeps the framework's program (see the module documentation).
     let hlo_module = match apply_float_semantics(&mut module, opts.float_semantics) {
         Some(mut original) => {
-            cleanup(&mut original, false)?;
+            cleanup(&mut original)?;
             Some(original)
         }
         None => None,
     };
-    let (func, plan) = plan_named_with(&mut module, None, opts, progress)?;
+    let Planned {
+        func,
+        plan,
+        recompute,
+    } = plan_function_of(&mut module, None, opts.recompute_for_contraction, false)?;
+    progress(BuildStage::Plan);
     let engine_opts = EngineOptions {
         model,
         auto_cast: opts.auto_cast,
@@ -238,6 +219,7 @@ pub fn build_with_progress(
     let mut report = serde_json::to_value(&out.report).map_err(|e| Error::Run(e.to_string()))?;
     report["compile_time_s"] = json!(compile_time_s);
     report["fusion_kernels"] = json!(plan.fusion.kernels.len());
+    report["recompute_for_contraction"] = recompute_json(&recompute);
     let (nir, timeline) = rayon::join(|| out.program_nir(), || out.timeline_json());
     let mut files: Vec<(&'static str, Vec<u8>)> = vec![
         ("model.hlo.pb", hlo.bytes),
@@ -254,6 +236,21 @@ pub fn build_with_progress(
         report: out.report,
         kernels: plan.fusion.kernels.len(),
         compile_time_s,
+    })
+}
+
+/// `report.json`'s record of the [`RecomputeChoice`]: the mode, whether the pass was
+/// applied, and the other plan's transposes when one was made.
+pub fn recompute_json(c: &RecomputeChoice) -> serde_json::Value {
+    json!({
+        "mode": c.mode.name(),
+        "applied": c.applied,
+        "over_budget": c.over_budget,
+        "alternative": c.alternative.map(|a| json!({
+            "transposes": a.transposes,
+            "transpose_bytes": a.transpose_bytes,
+            "matmul_operand_bytes": a.matmul_operand_bytes,
+        })),
     })
 }
 
@@ -276,8 +273,8 @@ fn manifest(m: &Module, func: &neuronc_ir::Func, opts: &BuildOptions, hash: u64)
         "float_semantics": semantics_name(opts.float_semantics),
     });
     // Listed only when set, so that manifests of default compiles stay as they were.
-    if opts.recompute_for_contraction {
-        flags["recompute_for_contraction"] = json!(true);
+    if opts.recompute_for_contraction != Recompute::Auto {
+        flags["recompute_for_contraction"] = json!(opts.recompute_for_contraction.name());
     }
     let v = json!({
         "entry": func.name,
@@ -323,7 +320,7 @@ pub(crate) const BF16_WIDENED: &str = "func.func @main(%a: tensor<2xbf16>) -> te
 
 #[cfg(test)]
 mod tests {
-    use super::{build, BuildOptions, FloatSemantics, BF16_WIDENED};
+    use super::{build, BuildOptions, FloatSemantics, Recompute, BF16_WIDENED};
 
     fn manifest_flags(float_semantics: FloatSemantics) -> serde_json::Value {
         manifest_flags_of(&BuildOptions {
@@ -360,15 +357,17 @@ mod tests {
         assert_eq!(BuildOptions::default().float_semantics, FloatSemantics::Xla);
     }
 
-    /// `--recompute-for-contraction` is recorded when set, and absent by default (so that
-    /// default manifests stay as they were).
+    /// `--recompute-for-contraction` is recorded when set to `on` or `off`, and absent
+    /// under the default `auto` (so that default manifests stay as they were).
     #[test]
     fn manifest_records_recompute_only_when_set() {
-        let set = manifest_flags_of(&BuildOptions {
-            recompute_for_contraction: true,
-            ..BuildOptions::default()
-        });
-        assert_eq!(set["recompute_for_contraction"], true);
+        for mode in [Recompute::On, Recompute::Off] {
+            let set = manifest_flags_of(&BuildOptions {
+                recompute_for_contraction: mode,
+                ..BuildOptions::default()
+            });
+            assert_eq!(set["recompute_for_contraction"], mode.name());
+        }
         let default = manifest_flags(FloatSemantics::Xla);
         assert!(default.get("recompute_for_contraction").is_none());
     }

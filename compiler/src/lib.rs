@@ -41,6 +41,7 @@ pub mod cache;
 pub mod cli;
 pub mod error;
 pub mod golden;
+pub mod plan;
 pub(crate) mod progress;
 pub mod session;
 pub mod source;

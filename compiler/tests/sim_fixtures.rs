@@ -18,7 +18,7 @@
 mod outputs;
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use neuronc::build::{BuildOptions, FloatSemantics};
+use neuronc::build::{BuildOptions, FloatSemantics, Recompute};
 use neuronc::ir::ElemType;
 use neuronc_backend::engine::AutoCast;
 use neuronc_interp::compare::compare;
@@ -57,7 +57,7 @@ fn run_case(path: &Path, rtol: f64, atol_factor: f64) -> Result<(), String> {
 fn run_recompute_case(path: &Path, rtol: f64, atol_factor: f64) -> Result<(), String> {
     let case = outputs::load(path, None)?;
     let opts = BuildOptions {
-        recompute_for_contraction: true,
+        recompute_for_contraction: Recompute::On,
         ..sim_options(AutoCast::None, FloatSemantics::Xla)
     };
     let (outs, _) = neuronc::build::simulate(case.module, &case.func, case.args, &opts)

@@ -31,7 +31,7 @@ use neuronc_ir::PrintOptions;
 
 use super::run::Semantics;
 use super::{input, Command, Ctx, Status};
-use crate::build::{build_with_progress, semantics_name, BuildOptions};
+use crate::build::{build_with_progress, semantics_name, BuildOptions, Recompute};
 use crate::cache::{self, Cache, Key, KeyInputs, Lookup};
 use crate::error::Error;
 use crate::progress::{Progress, Stage};
@@ -55,6 +55,24 @@ impl Cast {
     }
 }
 
+/// `--recompute-for-contraction[=WHEN]`, shared by `compile`, `explain` and `run`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum When {
+    Auto,
+    On,
+    Off,
+}
+
+impl When {
+    pub fn to_mode(self) -> Recompute {
+        match self {
+            When::Auto => Recompute::Auto,
+            When::On => Recompute::On,
+            When::Off => Recompute::Off,
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct CompileArgs {
     /// Input files (`-` reads stdin). With several, each compiles into DIR/<file stem>/.
@@ -74,11 +92,15 @@ pub struct CompileArgs {
     /// op result to its type, as the StableHLO spec says.
     #[arg(long, value_enum, default_value = "xla")]
     pub float_semantics: Semantics,
-    /// Give attention probabilities (a matmul operand reduced along its contracted axis)
-    /// their own copy computed with that axis on the partitions, instead of a transpose
-    /// (pass `recompute-for-contraction`): fewer transposes, more Vector/Scalar work.
-    #[arg(long)]
-    pub recompute_for_contraction: bool,
+    /// When to give attention probabilities (a matmul operand reduced along its
+    /// contracted axis) their own copy computed with that axis on the partitions instead
+    /// of a transpose (pass `recompute-for-contraction`: fewer transposes, more
+    /// Vector/Scalar work). `auto`: only when the plan's transposes would move more than
+    /// 5% of its matmul operand bytes and recomputing brings them within that; the bare
+    /// flag means `on`.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto", num_args = 0..=1,
+          require_equals = true, default_missing_value = "on")]
+    pub recompute_for_contraction: When,
     /// Compile up to N files at once [default: the number of cores].
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
@@ -102,7 +124,7 @@ impl Command for CompileArgs {
                 target: self.target.clone(),
                 auto_cast: self.auto_cast.to_auto_cast(),
                 float_semantics: self.float_semantics.to_interp(),
-                recompute_for_contraction: self.recompute_for_contraction,
+                recompute_for_contraction: self.recompute_for_contraction.to_mode(),
             },
             cache: cache.as_ref(),
             split: ctx.global.split_input_file,
@@ -457,11 +479,7 @@ impl Job<'_> {
                 ("float_semantics", semantics_name(self.opts.float_semantics)),
                 (
                     "recompute_for_contraction",
-                    if self.opts.recompute_for_contraction {
-                        "1"
-                    } else {
-                        "0"
-                    },
+                    self.opts.recompute_for_contraction.name(),
                 ),
             ],
             compiler: &c.compiler,
@@ -511,6 +529,8 @@ struct Summary {
     engine_busy_s: Vec<(String, f64)>,
     /// (kernel, engine, busy seconds), heaviest first.
     top_kernels: Vec<(u64, String, f64)>,
+    /// The summary line of an applied `recompute-for-contraction`, if it was.
+    recompute: Option<String>,
 }
 
 impl Summary {
@@ -551,8 +571,34 @@ impl Summary {
                         .collect()
                 })
                 .unwrap_or_default(),
+            recompute: recompute_line(&r["recompute_for_contraction"]),
         })
     }
+}
+
+/// `  recompute-for-contraction: applied (...)` from `report.json`'s record, when the
+/// pass was applied.
+fn recompute_line(r: &serde_json::Value) -> Option<String> {
+    if r["applied"].as_bool() != Some(true) {
+        return None;
+    }
+    let mode = r["mode"].as_str().unwrap_or("on");
+    let why = match r["alternative"].as_object() {
+        Some(a) => {
+            let share = |k: &str| a.get(k).and_then(|v| v.as_u64()).unwrap_or(0) as f64;
+            format!(
+                ", {mode}: without it transposes would move {:.2}% of the matmul operand \
+                 bytes, over the {:.0}% budget",
+                100.0 * share("transpose_bytes") / share("matmul_operand_bytes").max(1.0),
+                100.0 * crate::plan::TRANSPOSE_BUDGET
+            )
+        }
+        None => format!(", {mode}"),
+    };
+    Some(format!(
+        "  recompute-for-contraction: applied{why} (attention probabilities recomputed with \
+         keys on the partitions instead of transposed)\n"
+    ))
 }
 
 impl Built {
@@ -579,6 +625,9 @@ impl Built {
             s.push_str(&format!(" {engine} {util:.0}%"));
         }
         s.push('\n');
+        if let Some(line) = &r.recompute {
+            s.push_str(line);
+        }
         if !r.top_kernels.is_empty() {
             s.push_str("  top kernels (busiest engine, program.nir ids):");
             for (k, engine, busy) in &r.top_kernels {
@@ -703,7 +752,10 @@ mod tests {
             };
             job.key(&c, &mut Session::new(), &module)
         };
-        assert_ne!(key(false), key(true));
+        use crate::build::Recompute;
+        assert_ne!(key(Recompute::Off), key(Recompute::On));
+        assert_ne!(key(Recompute::Auto), key(Recompute::On));
+        assert_ne!(key(Recompute::Auto), key(Recompute::Off));
     }
 
     #[test]

@@ -1,11 +1,13 @@
-//! `neuronc-rs explain FILE [--json] [--recompute-for-contraction]`: the NeuronCore plan of the entry function after the
-//! default float-semantics rewrite (as `compile` without flags) and the generic -O2
-//! clean-up: each kernel (ops, layout, bytes) and every refused fusion with the
-//! rule that refused it. `--json` prints one object with the summary metrics
-//! (`kernels`, `hbm_bytes`, `hbm_bytes_unfused`, `transposes`, `transpose_bytes`,
-//! `matmul_operand_bytes`) and the details. When the plan has transposes that
-//! `recompute-for-contraction` would remove, both forms also give that plan's transposes
-//! (`recompute_alternative`, else `null`), so the trade-off is visible without a second run. Ops are named `kind@line:col` after where they
+//! `neuronc-rs explain FILE [--json] [--recompute-for-contraction[=WHEN]]`: the NeuronCore
+//! plan of the entry function after the default float-semantics rewrite (as `compile`
+//! without flags) and the generic -O2 clean-up: each kernel (ops, layout, bytes) and every
+//! refused fusion with the rule that refused it. `--json` prints one object with the
+//! summary metrics (`kernels`, `hbm_bytes`, `hbm_bytes_unfused`, `transposes`,
+//! `transpose_bytes`, `matmul_operand_bytes`) and the details. Both forms say what the
+//! `recompute-for-contraction` policy (`crate::plan`) chose and the other plan's
+//! transposes (`recompute`: mode, applied, alternative; `recompute_alternative`: the plan
+//! with the pass when it was not applied, else `null`), so the trade-off is visible
+//! without a second run. Ops are named `kind@line:col` after where they
 //! start in FILE (the whole file's lines under `--split-input-file`), or `kind#id` when a
 //! pass created them.
 
@@ -13,13 +15,13 @@ use clap::Args;
 use codespan_reporting::files::{Files, SimpleFile};
 use neuronc_ir::{Module, OpId};
 use neuronc_passes::neuron::explain::{op_name, Explanation};
-use neuronc_passes::neuron::{fusion::FusionConfig, plan_function};
-use neuronc_passes::{run_pipeline, PassContext, Pipeline};
 use serde_json::json;
 
+use super::compile::When;
 use super::{input, Command, Ctx, Status};
-use crate::build::{plan_entry, BuildOptions, RECOMPUTE};
+use crate::build::{plan_entry, recompute_json, BuildOptions, Planned};
 use crate::error::Error;
+use crate::plan::{Recompute, RecomputeChoice, TransposeCost, TRANSPOSE_BUDGET};
 use crate::source::Unit;
 
 #[derive(Args, Debug)]
@@ -29,9 +31,11 @@ pub struct ExplainArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Plan as `compile --recompute-for-contraction` does.
-    #[arg(long)]
-    pub recompute_for_contraction: bool,
+    /// Plan as `compile --recompute-for-contraction=WHEN` does (`auto` by default; the
+    /// bare flag means `on`).
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto", num_args = 0..=1,
+          require_equals = true, default_missing_value = "on")]
+    pub recompute_for_contraction: When,
 }
 
 impl Command for ExplainArgs {
@@ -40,21 +44,21 @@ impl Command for ExplainArgs {
         let (text, status) = input::each_unit(ctx, &self.file, |session, unit| {
             let mut module = session.load(unit)?;
             let opts = BuildOptions {
-                recompute_for_contraction: self.recompute_for_contraction,
+                recompute_for_contraction: self.recompute_for_contraction.to_mode(),
                 ..BuildOptions::default()
             };
-            let (func, plan) = plan_entry(&mut module, &opts)?;
+            let Planned {
+                func,
+                plan,
+                recompute,
+            } = plan_entry(&mut module, &opts, true)?;
             let file = SimpleFile::new("", unit.source.text.as_str());
             let name = |m: &Module, op: OpId| located_name(&file, unit, m, op);
             let e = Explanation::with_names(&module, &func.name, &plan, &name);
-            let alt = match self.recompute_for_contraction || e.transposes == 0 {
-                true => None,
-                false => recompute_alternative(&module, &func.name)?,
-            };
             Ok(if json {
-                to_json(&e, alt.as_ref())
+                to_json(&e, &recompute)
             } else {
-                with_alternative(e.to_text(), alt.as_ref())
+                with_recompute_line(e.to_text(), &recompute)
             })
         })?;
         input::write_output(ctx, None, &text)?;
@@ -62,52 +66,60 @@ impl Command for ExplainArgs {
     }
 }
 
-/// The transposes of the plan `--recompute-for-contraction` would make.
-struct Alternative {
-    transposes: usize,
-    transpose_bytes: u64,
-    matmul_operand_bytes: u64,
-}
-
-impl Alternative {
-    fn to_text(&self) -> String {
+/// The line after `transposes:` that says what `recompute-for-contraction` did or would
+/// do; `None` when it was not applied and would change nothing.
+fn recompute_line(c: &RecomputeChoice) -> Option<String> {
+    let share = |a: &TransposeCost| {
         format!(
-            "with --recompute-for-contraction: {} transposes moving {} bytes ({:.2}% of {} matmul \
-             operand bytes); matmul operands reduced along their contracted axis (attention \
-             probabilities) are recomputed instead of transposed, for more Vector/Scalar work\n",
-            self.transposes,
-            self.transpose_bytes,
-            100.0 * self.transpose_bytes as f64 / self.matmul_operand_bytes.max(1) as f64,
-            self.matmul_operand_bytes
+            "{} transposes moving {} bytes ({:.2}% of {} matmul operand bytes)",
+            a.transposes,
+            a.transpose_bytes,
+            100.0 * a.share(),
+            a.matmul_operand_bytes
         )
-    }
+    };
+    let budget = 100.0 * TRANSPOSE_BUDGET;
+    let alt = c.alternative.as_ref();
+    Some(match (c.applied, c.mode) {
+        (true, Recompute::Auto) => format!(
+            "recompute-for-contraction applied (auto): without it {}, over the {budget:.0}% \
+             budget; matmul operands reduced along their contracted axis (attention \
+             probabilities) are recomputed with that axis on the partitions instead of \
+             transposed\n",
+            share(alt?)
+        ),
+        (true, _) => "recompute-for-contraction applied (on)\n".to_string(),
+        (false, mode) => {
+            let why = match (mode, c.over_budget) {
+                (Recompute::Auto, false) => format!(
+                    " (auto leaves it off: the plan above is within the {budget:.0}% budget)"
+                ),
+                (Recompute::Auto, true) => format!(
+                    " (auto leaves it off: still over the {budget:.0}% budget, so not worth \
+                     its Vector/Scalar work)"
+                ),
+                _ => String::new(),
+            };
+            format!(
+                "with --recompute-for-contraction: {}{why}; matmul operands reduced along their \
+                 contracted axis (attention probabilities) are recomputed instead of \
+                 transposed, for more Vector/Scalar work\n",
+                share(alt?)
+            )
+        }
+    })
 }
 
-/// `text` with `alt`'s line after its `transposes:` line.
-fn with_alternative(text: String, alt: Option<&Alternative>) -> String {
-    let Some(a) = alt else { return text };
+/// `text` with [`recompute_line`] after its `transposes:` line.
+fn with_recompute_line(text: String, c: &RecomputeChoice) -> String {
+    let Some(line) = recompute_line(c) else {
+        return text;
+    };
     let at = text
         .find("\ntransposes:")
         .and_then(|i| text[i + 1..].find('\n').map(|j| i + j + 2))
         .unwrap_or(text.len());
-    format!("{}{}{}", &text[..at], a.to_text(), &text[at..])
-}
-
-/// Plans function `func` of the cleaned-up `module` again after `recompute-for-contraction`;
-/// `None` when the pass changes nothing.
-fn recompute_alternative(module: &Module, func: &str) -> Result<Option<Alternative>, Error> {
-    let mut m = module.clone();
-    let pipeline = Pipeline::parse(&RECOMPUTE[1..])?;
-    let report = run_pipeline(&mut m, &pipeline, &mut PassContext::new())?;
-    let Some(f) = m.func(func).cloned().filter(|_| report.rewrites > 0) else {
-        return Ok(None);
-    };
-    let plan = plan_function(&m, &f, &FusionConfig::default());
-    Ok(Some(Alternative {
-        transposes: plan.layout.transpose_count(),
-        transpose_bytes: plan.layout.transpose_bytes(),
-        matmul_operand_bytes: plan.matmul_operand_bytes(&m),
-    }))
+    format!("{}{}{}", &text[..at], line, &text[at..])
 }
 
 /// `kind@line:col` of an op parsed from `unit` (1-based, columns in characters), else
@@ -128,7 +140,7 @@ fn located_name(file: &SimpleFile<&str, &str>, unit: &Unit, m: &Module, op: OpId
     }
 }
 
-fn to_json(e: &Explanation, alt: Option<&Alternative>) -> String {
+fn to_json(e: &Explanation, c: &RecomputeChoice) -> String {
     let kernels: Vec<_> = e
         .kernels
         .iter()
@@ -156,7 +168,9 @@ fn to_json(e: &Explanation, alt: Option<&Alternative>) -> String {
         "cross_partition_reductions": e.cross_partition_reductions,
         "kernel_list": kernels,
         "rejections": rejections,
-        "recompute_alternative": alt.map(|a| json!({
+        "recompute": recompute_json(c),
+        // The plan with the pass when it was not applied (kept for earlier readers).
+        "recompute_alternative": c.alternative.filter(|_| !c.applied).map(|a| json!({
             "transposes": a.transposes,
             "transpose_bytes": a.transpose_bytes,
             "matmul_operand_bytes": a.matmul_operand_bytes,

@@ -1,0 +1,217 @@
+//! Planning the entry function for `compile`, `explain` and `run --engine sim`: the
+//! generic clean-up, then NeuronCore layouts and kernels, and the policy that decides
+//! whether `recompute-for-contraction` runs first.
+//!
+//! Owns: [`CLEANUP`], [`RECOMPUTE`], [`Recompute`] (the `--recompute-for-contraction`
+//! setting), [`TRANSPOSE_BUDGET`], [`Planned`] / [`RecomputeChoice`] (the plan and why it
+//! was chosen) and [`plan_function_of`].
+//!
+//! # The transpose budget
+//! A matmul contracts over the partition axis of both operands and a reduction is cheap
+//! only along the free axis, so attention's probabilities (reduced along the key axis by
+//! softmax, contracted over it by `P·V`) are transposed once per head and layer. That
+//! transpose grows as batch × seq² while the weights, most of the matmul operand bytes
+//! at small shapes, stay fixed: BERT-base inference spends 2.3% of its matmul operand
+//! bytes on transposes at 1×128 but 21% at 1×512 (`bench/transposes_by_shape.py`).
+//! Transposes are what the closed Neuron compiler drowns in (`neuron-facts.md`: 97–100%
+//! of Tensor-engine time on LayoutLM), and issue 4 bounds them at [`TRANSPOSE_BUDGET`] of
+//! the matmul operand bytes. `recompute-for-contraction` removes the probability
+//! transposes by recomputing the probabilities with keys on the partitions, at the price
+//! of duplicated Vector/Scalar work (the cost model predicts +2–12% time on
+//! BERT/LayoutLM at shapes above 1×128).
+//!
+//! So under [`Recompute::Auto`] (the default) the function is planned as written first;
+//! only when that plan's transposes exceed the budget is it planned again after the pass,
+//! and the second plan is taken only when it meets the budget. A recompute that cannot
+//! bring the transposes within budget (a training step, whose backward pass transposes
+//! activations and gradients wherever the forward attention is laid out) costs time for
+//! nothing, so it is not taken. [`Recompute::On`] and [`Recompute::Off`] force the choice.
+//! Invariant: the decision depends only on the module and the options (deterministic),
+//! and [`RecomputeChoice`] records the numbers behind it for `explain` and the report.
+
+use neuronc_ir::{Func, Module};
+use neuronc_passes::neuron::fusion::FusionConfig;
+use neuronc_passes::neuron::{plan_function, NeuronPlan};
+use neuronc_passes::{run_pipeline, PassContext, Pipeline};
+
+use crate::error::Error;
+
+/// Generic clean-up before planning: sharding annotations go first (one NeuronCore, see
+/// `strip-sharding`), then -O2 without outlining (the backend plans kernels itself and the
+/// HLO artifact keeps plain ops).
+pub const CLEANUP: &str = "strip-sharding,inline,decompose-batch-norm,\
+     fixpoint<8>(canonicalize,cse,dce,narrow-index),sink-constants";
+
+/// Run after [`CLEANUP`] when `recompute-for-contraction` is applied.
+pub const RECOMPUTE: &str = ",recompute-for-contraction,dce";
+
+/// Largest share of the matmul operand bytes that transposes may move before
+/// [`Recompute::Auto`] tries `recompute-for-contraction` (issue 4's bar for BERT and
+/// LayoutLM inference).
+pub const TRANSPOSE_BUDGET: f64 = 0.05;
+
+/// When `recompute-for-contraction` runs before planning (`--recompute-for-contraction`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Recompute {
+    /// Never: attention probabilities are transposed for `P·V`.
+    Off,
+    /// Always.
+    On,
+    /// When the plan without it exceeds [`TRANSPOSE_BUDGET`] and the plan with it does not.
+    #[default]
+    Auto,
+}
+
+impl Recompute {
+    /// The command-line spelling (`off`, `on`, `auto`), as the manifest and cache key
+    /// record it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Recompute::Off => "off",
+            Recompute::On => "on",
+            Recompute::Auto => "auto",
+        }
+    }
+}
+
+/// Transposes of one plan, for the budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TransposeCost {
+    pub transposes: usize,
+    pub transpose_bytes: u64,
+    pub matmul_operand_bytes: u64,
+}
+
+impl TransposeCost {
+    fn of(m: &Module, plan: &NeuronPlan) -> Self {
+        TransposeCost {
+            transposes: plan.layout.transpose_count(),
+            transpose_bytes: plan.layout.transpose_bytes(),
+            matmul_operand_bytes: plan.matmul_operand_bytes(m),
+        }
+    }
+
+    /// Transpose bytes as a fraction of matmul operand bytes.
+    pub fn share(&self) -> f64 {
+        self.transpose_bytes as f64 / self.matmul_operand_bytes.max(1) as f64
+    }
+
+    /// Whether the share is at most [`TRANSPOSE_BUDGET`].
+    pub fn within_budget(&self) -> bool {
+        self.share() <= TRANSPOSE_BUDGET
+    }
+}
+
+/// Whether `recompute-for-contraction` was applied, and the other plan's transposes when
+/// one was made.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RecomputeChoice {
+    pub mode: Recompute,
+    pub applied: bool,
+    /// The plan without the pass moved more than [`TRANSPOSE_BUDGET`] in transposes
+    /// (`false` under [`Recompute::On`], where it is not made).
+    pub over_budget: bool,
+    /// The transposes of the plan not taken: without the pass when it was applied, with
+    /// it when it was not; `None` when no such plan was made (or the pass changed
+    /// nothing).
+    pub alternative: Option<TransposeCost>,
+}
+
+/// The planned entry function.
+pub struct Planned {
+    pub func: Func,
+    pub plan: NeuronPlan,
+    pub recompute: RecomputeChoice,
+}
+
+/// Runs [`CLEANUP`] on `module`, then plans function `name` (`None`: the entry function)
+/// under `mode` (see the module documentation). `module` is left as planned (with the
+/// recomputed copies when the pass was applied). `explore_alternative`: under
+/// [`Recompute::Off`], and under [`Recompute::Auto`] when the budget is met, also plan
+/// with the pass to report its transposes (`explain`); under [`Recompute::Auto`] when the
+/// pass was applied, the plan without it is always known.
+pub fn plan_function_of(
+    module: &mut Module,
+    name: Option<&str>,
+    mode: Recompute,
+    explore_alternative: bool,
+) -> Result<Planned, Error> {
+    let text = match mode {
+        Recompute::On => format!("{CLEANUP}{RECOMPUTE}"),
+        Recompute::Off | Recompute::Auto => CLEANUP.to_string(),
+    };
+    run_pipeline(module, &Pipeline::parse(&text)?, &mut PassContext::new())?;
+    let func = find_func(module, name)?;
+    let plan = plan_function(module, &func, &FusionConfig::default());
+    let mut choice = RecomputeChoice {
+        mode,
+        applied: mode == Recompute::On,
+        over_budget: false,
+        alternative: None,
+    };
+    if mode == Recompute::On {
+        return Ok(Planned {
+            func,
+            plan,
+            recompute: choice,
+        });
+    }
+    let cost = TransposeCost::of(module, &plan);
+    choice.over_budget = !cost.within_budget();
+    let over = mode == Recompute::Auto && choice.over_budget;
+    if cost.transposes == 0 || !(over || explore_alternative) {
+        return Ok(Planned {
+            func,
+            plan,
+            recompute: choice,
+        });
+    }
+    let Some((m2, f2, p2)) = recomputed(module, &func.name)? else {
+        return Ok(Planned {
+            func,
+            plan,
+            recompute: choice,
+        });
+    };
+    let cost2 = TransposeCost::of(&m2, &p2);
+    if over && cost2.within_budget() {
+        *module = m2;
+        choice.applied = true;
+        choice.alternative = Some(cost);
+        return Ok(Planned {
+            func: f2,
+            plan: p2,
+            recompute: choice,
+        });
+    }
+    choice.alternative = Some(cost2);
+    Ok(Planned {
+        func,
+        plan,
+        recompute: choice,
+    })
+}
+
+/// `module` after [`RECOMPUTE`], with function `func` planned again; `None` when the
+/// pass changes nothing.
+fn recomputed(module: &Module, func: &str) -> Result<Option<(Module, Func, NeuronPlan)>, Error> {
+    let mut m = module.clone();
+    let pipeline = Pipeline::parse(&RECOMPUTE[1..])?;
+    let report = run_pipeline(&mut m, &pipeline, &mut PassContext::new())?;
+    let Some(f) = m.func(func).cloned().filter(|_| report.rewrites > 0) else {
+        return Ok(None);
+    };
+    let plan = plan_function(&m, &f, &FusionConfig::default());
+    Ok(Some((m, f, plan)))
+}
+
+fn find_func(module: &Module, name: Option<&str>) -> Result<Func, Error> {
+    let func = match name {
+        Some(n) => module.func(n).cloned(),
+        None => module.entry().cloned(),
+    };
+    func.ok_or_else(|| match name {
+        Some(n) => Error::Run(format!("no function @{n} (after inlining)")),
+        None => Error::Run("no entry function (@main or a single public function)".into()),
+    })
+}
