@@ -8,8 +8,10 @@ downloaded) at several (batch, sequence) shapes, both ways torch users capture S
 `neuronc-rs explain --json` on each and prints per trace: kernels, transposes, transpose
 bytes as a share of matmul operand bytes, the share the attention probabilities alone
 would make if transposed once per layer (layers x batch x heads x seq^2 x 4 bytes), and
-`compile`'s predicted time; then the same with `--recompute-for-contraction` (the
-probabilities recomputed with keys on the partitions for P @ V instead of transposed).
+`compile`'s predicted time, with `--recompute-for-contraction=off`; then the same with
+`=on` (the probabilities recomputed with keys on the partitions for P @ V instead of
+transposed); then which of the two the default `=auto` takes (the recomputed plan when the
+first exceeds 5% and the second does not).
 
 Why that last column: softmax reduces the scores along the key axis, which is cheap on the
 free axis, while probabilities @ V contracts over the key axis, which must lie on the
@@ -18,7 +20,7 @@ cross-partition reductions, which the cost model prices above one transpose
 (passes/src/neuron/layout_spec.rs); NKI's own attention kernels transpose the
 probabilities too. So the probability transpose grows as batch x seq^2 while the weights
 (most matmul operand bytes at small shapes) stay fixed, and the 5% bar holds only at small
-batch x seq by default. `--recompute-for-contraction` removes that transpose at every
+batch x seq without it. `--recompute-for-contraction` removes that transpose at every
 shape, at the price of recomputing the scores' elementwise chain in the other layout;
 the predicted-time columns show what that costs. This script shows both.
 
@@ -99,7 +101,7 @@ def main():
     args = ap.parse_args()
     shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
     print(f"{'trace':26} {'kernels':>7} {'transp':>6} {'transpose %':>11} {'probs %':>8} "
-          f"{'ms':>7} | {'recompute: transp':>17} {'transpose %':>11} {'ms':>7}")
+          f"{'ms':>7} | {'recompute: transp':>17} {'transpose %':>11} {'ms':>7} | auto")
     with tempfile.TemporaryDirectory() as scratch:
         tmp = args.keep or scratch
         os.makedirs(tmp, exist_ok=True)
@@ -110,8 +112,10 @@ def main():
                     path = os.path.join(tmp, f"{model}_{how}_{batch}x{seq}.mlir")
                     with open(path, "w") as f:
                         f.write(capture(how, m, inputs))
-                    d = explain(args.bin, path)
-                    flag = ["--recompute-for-contraction"]
+                    off = ["--recompute-for-contraction=off"]
+                    d = explain(args.bin, path, off)
+                    flag = ["--recompute-for-contraction=on"]
+                    auto = explain(args.bin, path).get("recompute") or {}
                     r = explain(args.bin, path, flag)
                     mm = max(1, d["matmul_operand_bytes"])
                     probs = (cfg.num_hidden_layers * batch * cfg.num_attention_heads
@@ -119,9 +123,10 @@ def main():
                     name = f"{model} {how} b{batch} s{seq}"
                     print(f"{name:26} {d['kernels']:7d} {d['transposes']:6d} "
                           f"{100 * d['transpose_bytes'] / mm:10.2f}% {100 * probs / mm:7.2f}% "
-                          f"{predicted_ms(args.bin, path):7.3f} | {r['transposes']:17d} "
+                          f"{predicted_ms(args.bin, path, off):7.3f} | {r['transposes']:17d} "
                           f"{100 * r['transpose_bytes'] / max(1, r['matmul_operand_bytes']):10.2f}% "
-                          f"{predicted_ms(args.bin, path, flag):7.3f}", flush=True)
+                          f"{predicted_ms(args.bin, path, flag):7.3f} | "
+                          f"{'on' if auto.get('applied') else 'off'}", flush=True)
 
 if __name__ == "__main__":
     main()
