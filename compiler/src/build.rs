@@ -70,13 +70,24 @@ pub fn plan_entry(
     opts: &BuildOptions,
     explore_alternative: bool,
 ) -> Result<Planned, Error> {
+    let engine = engine_options(opts)?;
     apply_float_semantics(module, opts.float_semantics);
     plan_function_of(
         module,
         None,
         opts.recompute_for_contraction,
         explore_alternative,
+        &engine,
     )
+}
+
+/// The engine options `opts` asks for (target model, auto-cast).
+fn engine_options(opts: &BuildOptions) -> Result<EngineOptions, Error> {
+    Ok(EngineOptions {
+        model: target_model(&opts.target)?,
+        auto_cast: opts.auto_cast,
+        ..EngineOptions::default()
+    })
 }
 
 /// `run --engine sim`: plans function `name` as `compile` does with `opts` (float
@@ -88,24 +99,28 @@ pub fn simulate(
     inputs: Vec<Tensor>,
     opts: &BuildOptions,
 ) -> Result<(Vec<Tensor>, Report), Error> {
-    let model = target_model(&opts.target)?;
+    let engine_opts = engine_options(opts)?;
     let auto_cast = opts.auto_cast;
     apply_float_semantics(&mut module, opts.float_semantics);
-    let Planned { func, plan, .. } = plan_function_of(
+    let Planned {
+        func,
+        plan,
+        lowered,
+        ..
+    } = plan_function_of(
         &mut module,
         Some(name),
         opts.recompute_for_contraction,
         false,
+        &engine_opts,
     )?;
     let results = sim::simulate(&module, &func, &plan, &SimOptions { auto_cast }, inputs)
         .map_err(|e| Error::Run(format!("engine simulator: {e}")))?;
-    let engine_opts = EngineOptions {
-        model,
-        auto_cast,
-        ..EngineOptions::default()
+    let out = match lowered {
+        Some(out) => out,
+        None => compile_function(&module, &func, &plan, &engine_opts)
+            .map_err(|e| Error::Run(format!("engine back end: {e}")))?,
     };
-    let out = compile_function(&module, &func, &plan, &engine_opts)
-        .map_err(|e| Error::Run(format!("engine back end: {e}")))?;
     Ok((results, out.report))
 }
 
@@ -179,7 +194,7 @@ pub fn build_with_progress(
     progress: &mut dyn FnMut(BuildStage),
 ) -> Result<Artifacts, Error> {
     let start = Instant::now();
-    let model = target_model(&opts.target)?;
+    let engine_opts = engine_options(opts)?;
     progress(BuildStage::Cleanup);
     // The HLO artifact keeps the framework's program (see the module documentation).
     let hlo_module = match apply_float_semantics(&mut module, opts.float_semantics) {
@@ -193,18 +208,24 @@ pub fn build_with_progress(
         func,
         plan,
         recompute,
-    } = plan_function_of(&mut module, None, opts.recompute_for_contraction, false)?;
+        lowered,
+    } = plan_function_of(
+        &mut module,
+        None,
+        opts.recompute_for_contraction,
+        false,
+        &engine_opts,
+    )?;
     progress(BuildStage::Plan);
-    let engine_opts = EngineOptions {
-        model,
-        auto_cast: opts.auto_cast,
-        ..EngineOptions::default()
-    };
     progress(BuildStage::Lower);
     // The engine program and the HLO module are independent views of the planned module,
-    // and so are the program's two text forms: each pair is built on two threads.
+    // and so are the program's two text forms: each pair is built on two threads (the
+    // program was already lowered when auto compared two plans).
     let (out, hlo) = rayon::join(
-        || compile_function(&module, &func, &plan, &engine_opts),
+        || match lowered {
+            Some(out) => Ok(out),
+            None => compile_function(&module, &func, &plan, &engine_opts),
+        },
         || {
             emit_hlo_module(
                 hlo_module.as_ref().unwrap_or(&module),
@@ -246,6 +267,9 @@ pub fn recompute_json(c: &RecomputeChoice) -> serde_json::Value {
         "mode": c.mode.name(),
         "applied": c.applied,
         "over_budget": c.over_budget,
+        "predicted_time_s": c.predicted_s.map(|(without, with)| json!({
+            "without": without, "with": with,
+        })),
         "alternative": c.alternative.map(|a| json!({
             "transposes": a.transposes,
             "transpose_bytes": a.transpose_bytes,

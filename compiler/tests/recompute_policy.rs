@@ -3,7 +3,7 @@
 //! and the plan with it does not, and the numbers it reports are those of the two plans.
 
 use neuronc::build::{plan_entry, BuildOptions, Planned, Recompute};
-use neuronc::plan::TRANSPOSE_BUDGET;
+use neuronc::plan::{MAX_SLOWDOWN, TRANSPOSE_BUDGET};
 use std::path::Path;
 
 fn planned(fixture: &str, mode: Recompute) -> Planned {
@@ -81,4 +81,39 @@ fn over_budget_applies_the_pass() {
     let off = planned(fixture, Recompute::Off);
     assert_eq!(without.transpose_bytes, off.plan.layout.transpose_bytes());
     assert!(off.plan.layout.transpose_bytes() > 0);
+}
+
+/// A torch_xla training step with cross-entropy over a 32000-entry vocabulary: its
+/// softmax gradient is contracted over the vocabulary, and recomputing it with the
+/// vocabulary on the partitions removes the transpose but repeats the exponentials over
+/// the whole vocabulary. The engine model prices that above the allowance, so auto keeps
+/// the transpose, and says what the two plans were predicted to take.
+#[test]
+fn recompute_slower_than_the_allowance_is_not_taken() {
+    let auto = planned("models/vocab32k_ce_train_step.mlir", Recompute::Auto);
+    assert!(auto.recompute.over_budget && !auto.recompute.applied);
+    let alt = auto
+        .recompute
+        .alternative
+        .expect("the pass changes the softmax gradient");
+    assert!(alt.within_budget(), "the recomputed plan meets the budget");
+    let slowdown = auto
+        .recompute
+        .slowdown()
+        .expect("auto compared predicted times");
+    assert!(slowdown > MAX_SLOWDOWN, "slowdown {slowdown}");
+    let on = planned("models/vocab32k_ce_train_step.mlir", Recompute::On);
+    assert_eq!(on.plan.layout.transpose_bytes(), alt.transpose_bytes);
+}
+
+/// When auto takes the recomputed plan it has lowered it already, and reports both
+/// predicted times, the taken one within the allowance.
+#[test]
+fn applied_recompute_is_within_the_allowance() {
+    let auto = planned("golden/explain_recompute_auto.mlir", Recompute::Auto);
+    assert!(auto.recompute.applied);
+    let (without, with) = auto.recompute.predicted_s.expect("compared");
+    assert!(with <= without * (1.0 + MAX_SLOWDOWN));
+    let lowered = auto.lowered.expect("the taken plan was lowered");
+    assert_eq!(lowered.report.predicted_time_s, with);
 }

@@ -595,6 +595,11 @@ fn recompute_line(r: &serde_json::Value) -> Option<String> {
         }
         None => format!(", {mode}"),
     };
+    let t = &r["predicted_time_s"];
+    let why = match t["without"].as_f64() {
+        Some(without) => format!("{why}; predicted {:.3} ms without it", without * 1e3),
+        None => why,
+    };
     Some(format!(
         "  recompute-for-contraction: applied{why} (attention probabilities recomputed with \
          keys on the partitions instead of transposed)\n"

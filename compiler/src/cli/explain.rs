@@ -21,7 +21,7 @@ use super::compile::When;
 use super::{input, Command, Ctx, Status};
 use crate::build::{plan_entry, recompute_json, BuildOptions, Planned};
 use crate::error::Error;
-use crate::plan::{Recompute, RecomputeChoice, TransposeCost, TRANSPOSE_BUDGET};
+use crate::plan::{Recompute, RecomputeChoice, TransposeCost, MAX_SLOWDOWN, TRANSPOSE_BUDGET};
 use crate::source::Unit;
 
 #[derive(Args, Debug)]
@@ -51,6 +51,7 @@ impl Command for ExplainArgs {
                 func,
                 plan,
                 recompute,
+                ..
             } = plan_entry(&mut module, &opts, true)?;
             let file = SimpleFile::new("", unit.source.text.as_str());
             let name = |m: &Module, op: OpId| located_name(&file, unit, m, op);
@@ -79,13 +80,23 @@ fn recompute_line(c: &RecomputeChoice) -> Option<String> {
         )
     };
     let budget = 100.0 * TRANSPOSE_BUDGET;
+    let allowance = 100.0 * MAX_SLOWDOWN;
+    let predicted = match (c.predicted_s, c.slowdown()) {
+        (Some((without, with)), Some(slow)) => format!(
+            "predicted time {:.3} -> {:.3} ms ({:+.1}%",
+            without * 1e3,
+            with * 1e3,
+            100.0 * slow
+        ),
+        _ => String::new(),
+    };
     let alt = c.alternative.as_ref();
     Some(match (c.applied, c.mode) {
         (true, Recompute::Auto) => format!(
             "recompute-for-contraction applied (auto): without it {}, over the {budget:.0}% \
-             budget; matmul operands reduced along their contracted axis (attention \
-             probabilities) are recomputed with that axis on the partitions instead of \
-             transposed\n",
+             budget; {predicted}, within the {allowance:.0}% allowance); matmul operands \
+             reduced along their contracted axis (attention probabilities) are recomputed \
+             with that axis on the partitions instead of transposed\n",
             share(alt?)
         ),
         (true, _) => "recompute-for-contraction applied (on)\n".to_string(),
@@ -93,6 +104,10 @@ fn recompute_line(c: &RecomputeChoice) -> Option<String> {
             let why = match (mode, c.over_budget) {
                 (Recompute::Auto, false) => format!(
                     " (auto leaves it off: the plan above is within the {budget:.0}% budget)"
+                ),
+                (Recompute::Auto, true) if c.predicted_s.is_some() => format!(
+                    " (auto leaves it off: {predicted}, more than the {allowance:.0}% \
+                     allowance for meeting the {budget:.0}% budget)"
                 ),
                 (Recompute::Auto, true) => format!(
                     " (auto leaves it off: still over the {budget:.0}% budget, so not worth \
