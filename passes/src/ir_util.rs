@@ -198,7 +198,7 @@ fn constant_splat(o: &neuronc_ir::Op) -> Option<(ElemType, &[u8])> {
 /// Whether the `len` elements of `w` bytes each at the start of `bytes` are all equal:
 /// element `i` equals element `i + 1` for every `i` exactly when the bytes equal
 /// themselves shifted by one element, one comparison of the whole payload.
-fn all_elements_equal(bytes: &[u8], w: usize, len: u64) -> bool {
+pub(crate) fn all_elements_equal(bytes: &[u8], w: usize, len: u64) -> bool {
     match usize::try_from(len).ok().and_then(|n| n.checked_mul(w)) {
         Some(n) if n >= w && n <= bytes.len() => bytes[w..n] == bytes[..n - w],
         // A payload shorter than its type says (never built by the parser): compare

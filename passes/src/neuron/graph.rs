@@ -141,15 +141,27 @@ impl Csr<u32> {
     /// The reverse of adjacency lists over nodes `0..n`: list `j` of the result holds every
     /// `i` whose list holds `j` (once per occurrence), in increasing `i`.
     pub fn transpose(&self, n: usize) -> Csr<u32> {
-        let mut counts = vec![0u32; n + 1];
+        let mut start = vec![0u32; n + 1];
         for &j in &self.items {
-            counts[j as usize] += 1;
+            start[j as usize] += 1;
         }
-        let keyed = self.lists().enumerate();
-        Csr::bucketed(
-            counts,
-            keyed.flat_map(|(i, list)| list.iter().map(move |&j| (j, i as u32))),
-        )
+        // [`Csr::bucketed`] of the pairs `(j, i)`, with plain index loops: going through
+        // its iterator (a reversed `flat_map`) cost several times the placing itself.
+        let mut total = 0;
+        for c in &mut start {
+            total += *c;
+            *c = total;
+        }
+        let mut items = vec![0u32; total as usize];
+        for i in (0..self.len()).rev() {
+            let (a, b) = self.bounds(i as u32);
+            for &j in self.items[a..b].iter().rev() {
+                let slot = &mut start[j as usize];
+                *slot -= 1;
+                items[*slot as usize] = i as u32;
+            }
+        }
+        Csr { start, items }
     }
 
     /// Counting sort of `(key, item)` pairs into lists by key: list `k` holds the items

@@ -205,7 +205,13 @@ impl Solver<'_> {
     /// Applies `moves` if the cost at the ops they touch drops; else leaves `part` as it
     /// was. Returns whether it was kept.
     fn try_move(&mut self, moves: &[(u32, Part)]) -> bool {
-        let mut ops: Vec<usize> = Vec::new();
+        // The ops defining or reading a moved value, sized up front (a move touches a few
+        // dozen ops, and growing the list step by step cost more than filling it).
+        let touched = moves
+            .iter()
+            .map(|&(y, _)| 1 + self.costs.uses(y).len())
+            .sum();
+        let mut ops: Vec<usize> = Vec::with_capacity(touched);
         for &(y, _) in moves {
             ops.extend(self.costs.def0(y));
             ops.extend(self.costs.uses(y).iter().map(|&e| self.costs.edge_op(e)));

@@ -119,13 +119,14 @@ impl CostModel {
         let n = g.order.len();
         let mut c = CostModel {
             ops: Vec::with_capacity(n),
-            // Room for about three operands per op (and below, a link per op): growing
-            // the lists would copy them.
+            // Room for about three operands per op, and below two results and two links
+            // per op (binary elementwise ops link both operands; multi-result ops): growing
+            // the lists would copy them, and room never used costs nothing.
             edges: Vec::with_capacity(3 * n),
             targets: Vec::new(),
             sets: Vec::new(),
-            results: Vec::with_capacity(n),
-            links: Vec::with_capacity(n),
+            results: Vec::with_capacity(2 * n),
+            links: Vec::with_capacity(2 * n),
             def0: vec![NONE; m.values.len()],
             uses: Csr::default(),
         };
