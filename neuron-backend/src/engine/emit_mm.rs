@@ -11,7 +11,8 @@
 //! stands for.
 
 use crate::engine::classify::OpWork;
-use crate::engine::emit_ops::{instr, Kx};
+use crate::engine::emit_ops::Kx;
+use crate::engine::isa::instr;
 use crate::engine::isa::{BufId, Engine, InstrId, Mem, Opcode};
 use crate::engine::lower::{AutoCast, Lowerer};
 use crate::engine::tiling::{elems_bytes, MatmulDims, Tiling};

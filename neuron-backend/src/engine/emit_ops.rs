@@ -12,7 +12,7 @@
 
 use crate::engine::classify::{OpWork, COPY};
 use crate::engine::combine::Role;
-use crate::engine::isa::{BufId, Engine, Instr, InstrId, Opcode};
+use crate::engine::isa::{BufId, InstrId, Opcode};
 use crate::engine::kernel_io::{load_inputs, note_writes, plan_memory, slot_war};
 use crate::engine::lower::{share, Avail, EngineError, Lowerer};
 use crate::engine::tiling::{
@@ -122,6 +122,8 @@ pub(super) struct Kx {
     pub(super) rows: Option<crate::engine::row_order::RowOrder>,
     /// What each op of the kernel emits after combining ([`crate::engine::combine`]).
     pub(super) roles: Vec<Role>,
+    /// Record-invariant work done once ([`crate::engine::hoist`]).
+    pub(super) hoist: crate::engine::hoist::Hoist,
 }
 
 impl Kx {
@@ -150,6 +152,7 @@ impl Kx {
             walk,
             rows: None,
             roles: Vec::new(),
+            hoist: Default::default(),
         }
     }
 }
@@ -184,6 +187,8 @@ pub(crate) fn lower_compute(
             .any(|w| matches!(w, OpWork::Pool { .. } | OpWork::Opaque { .. }));
     let mut kx = new_kx(lw, k, ops, &works, mm.as_ref(), false);
     kx.roles = roles;
+    kx.hoist =
+        crate::engine::hoist::before_memory(lw, k, &kx, mm.as_ref(), ops, &works, needed, whole);
     let first_op = m.op(ops[0]).kind.short_name();
     match plan_memory(lw, &mut kx, k, pos, ops, &works, needed, whole, first_op) {
         Ok(()) => {}
@@ -197,10 +202,21 @@ pub(crate) fn lower_compute(
             let roles = std::mem::take(&mut kx.roles);
             kx = split;
             kx.roles = roles;
+            kx.hoist = crate::engine::hoist::before_memory(
+                lw,
+                k,
+                &kx,
+                mm.as_ref(),
+                ops,
+                &works,
+                needed,
+                whole,
+            );
             plan_memory(lw, &mut kx, k, pos, ops, &works, needed, whole, first_op)?;
         }
         Err(e) => return Err(e),
     }
+    kx.hoist = crate::engine::hoist::refine(lw, &kx, mm.as_ref(), ops, &works, needed);
     let relayouts = relayouts_of(lw, ops);
     let records = kx.tiling.counts.clone();
     let mut stores: FxHashMap<ValueId, (BufId, Vec<InstrId>)> = FxHashMap::default();
@@ -211,7 +227,12 @@ pub(crate) fn lower_compute(
         lw.left = (all_tiles - chunk0 as f64) / all_tiles;
         kx.prod.clear();
         load_inputs(lw, &mut kx, c, count);
+        let rel = &relayouts;
+        crate::engine::hoist::emit_first(lw, &mut kx, c, ops, &works, mm.as_ref(), rel);
         for (i, &op) in ops.iter().enumerate() {
+            if kx.hoist.ops.contains(&i) {
+                continue;
+            }
             emit_op(
                 lw,
                 &mut kx,
@@ -580,7 +601,7 @@ fn alias_results(lw: &Lowerer, kx: &mut Kx, op: OpId) {
 
 /// Emits op `i` of the kernel for record `c`.
 #[allow(clippy::too_many_arguments)]
-fn emit_op(
+pub(super) fn emit_op(
     lw: &mut Lowerer,
     kx: &mut Kx,
     c: usize,
@@ -597,6 +618,17 @@ fn emit_op(
     // Operand relayouts (partition-dimension changes) first.
     for (j, &v) in o.operands.iter().enumerate() {
         if let Some(&bytes) = relayouts.get(&(op, j)) {
+            // An invariant operand is relaid once, whole ([`crate::engine::hoist`]).
+            if let Some(&id) = kx.hoist.relaid.get(&(op, j)) {
+                kx.prod.insert(v, vec![id]);
+                continue;
+            }
+            let once = kx.hoist.vals.contains(&v) && kx.hoist.whole_readers.contains(&op);
+            let bytes = if once {
+                bytes
+            } else {
+                share(bytes, count, kx.tiling.tiles())
+            };
             let deps = kx.prod.get(&v).cloned().unwrap_or_default();
             let for_matmul = lw.opts.auto_cast != crate::engine::lower::AutoCast::None
                 && crate::engine::narrow::feeds_only_matmuls(
@@ -606,14 +638,10 @@ fn emit_op(
                     j,
                     &lw.returned,
                 );
-            let id = crate::engine::emit_mm::relayout(
-                lw,
-                kx.k,
-                v,
-                share(bytes, count, kx.tiling.tiles()),
-                deps,
-                for_matmul,
-            );
+            let id = crate::engine::emit_mm::relayout(lw, kx.k, v, bytes, deps, for_matmul);
+            if once {
+                kx.hoist.relaid.insert((op, j), id);
+            }
             kx.all.extend([id]);
             kx.prod.insert(v, vec![id]);
         }
@@ -764,33 +792,5 @@ fn mm_args(mm: &Mm) -> crate::engine::emit_mm::MmArgs {
         ms: mm.ms,
         nm: mm.nm,
         group: CHUNK_COLS,
-    }
-}
-
-/// Free-standing helpers shared with `emit_mm`.
-pub(crate) fn instr(
-    engine: Engine,
-    op: Opcode,
-    kernel: u32,
-    parts: u32,
-    free: u32,
-    count: u32,
-    eb: u8,
-) -> Instr {
-    Instr {
-        id: 0,
-        engine,
-        op,
-        kernel,
-        partitions: parts.clamp(1, 128),
-        free: free.max(1),
-        count: count.max(1),
-        elem_bytes: eb,
-        span: 1,
-        reads: Vec::new(),
-        writes: Vec::new(),
-        deps: Vec::new(),
-        duration_s: 0.0,
-        ideal_s: 0.0,
     }
 }

@@ -213,3 +213,32 @@ impl Program {
         self.instrs.iter().map(|i| i.count as u64).sum()
     }
 }
+
+/// An instruction record of `count` hardware instructions on `parts` × `free` elements of
+/// `eb` bytes, with no buffers, dependencies or cost yet (its emitter fills them in).
+pub(crate) fn instr(
+    engine: Engine,
+    op: Opcode,
+    kernel: u32,
+    parts: u32,
+    free: u32,
+    count: u32,
+    eb: u8,
+) -> Instr {
+    Instr {
+        id: 0,
+        engine,
+        op,
+        kernel,
+        partitions: parts.clamp(1, 128),
+        free: free.max(1),
+        count: count.max(1),
+        elem_bytes: eb,
+        span: 1,
+        reads: Vec::new(),
+        writes: Vec::new(),
+        deps: Vec::new(),
+        duration_s: 0.0,
+        ideal_s: 0.0,
+    }
+}

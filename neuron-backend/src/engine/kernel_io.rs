@@ -33,9 +33,19 @@ pub(super) fn tile_bytes_pp(lw: &Lowerer, t: &Tiling, v: ValueId) -> u64 {
     lw.resident_pp(v).div_ceil(t.tiles()).max(1)
 }
 
+/// Bytes per partition of the slots of stream `v`: `n` per-record tiles, or all of it
+/// once for a value a hoisted op computes ([`crate::engine::hoist`]).
+fn slot_size(lw: &Lowerer, kx: &Kx, v: ValueId, n: u64) -> u64 {
+    if kx.hoist.computed.contains(&v) {
+        lw.resident_pp(v)
+    } else {
+        n * tile_bytes_pp(lw, &kx.tiling, v)
+    }
+}
+
 /// An input is loaded whole only if it takes at most `1 / WHOLE_LOAD_SHARE` of a
 /// partition.
-const WHOLE_LOAD_SHARE: u64 = 16;
+pub(super) const WHOLE_LOAD_SHARE: u64 = 16;
 
 /// One SBUF allocation: offset, the instructions its first writer must wait for, size.
 pub(super) type Grant = (u64, Vec<InstrId>, u64);
@@ -151,7 +161,7 @@ pub(super) fn plan_memory(
     let nslots = kx.tiling.records().min(2) as u64;
     let mut slot_bytes: Vec<u64> = streams
         .iter()
-        .map(|&v| nslots * tile_bytes_pp(lw, &kx.tiling, v))
+        .map(|&v| slot_size(lw, kx, v, nslots))
         .collect();
     let mut whole_bytes: Vec<u64> = whole_loads.iter().map(|&v| lw.resident_pp(v)).collect();
     let mut local: u64 = slot_bytes.iter().sum::<u64>() + whole_bytes.iter().sum::<u64>();
@@ -160,7 +170,7 @@ pub(super) fn plan_memory(
     if grants.is_none() && !whole_loads.is_empty() {
         // Stream the operands instead of holding them whole.
         for v in whole_loads.drain(..) {
-            slot_bytes.push(nslots * tile_bytes_pp(lw, &kx.tiling, v));
+            slot_bytes.push(slot_size(lw, kx, v, nslots));
             streams.push(v);
         }
         whole_bytes.clear();
@@ -170,10 +180,7 @@ pub(super) fn plan_memory(
     let mut single: FxHashSet<ValueId> = FxHashSet::default();
     if grants.is_none() && nslots > 1 {
         // Give up double buffering before giving up.
-        slot_bytes = streams
-            .iter()
-            .map(|&v| tile_bytes_pp(lw, &kx.tiling, v))
-            .collect();
+        slot_bytes = streams.iter().map(|&v| slot_size(lw, kx, v, 1)).collect();
         local = slot_bytes.iter().sum::<u64>();
         grants = alloc_all(lw, &slot_bytes, pos, &keep);
         single = streams.iter().copied().collect();

@@ -17,6 +17,8 @@
 //! * [`tiling`] — tiles, matmul dimensions, storage roots.
 //! * [`memory`] — SBUF allocator (next-fit or oldest-tenant-first placement), PSUM banks.
 //! * `narrow` — which FP32 values auto-cast lets us hold as BF16.
+//! * `hoist` — record-invariant work of a kernel (a mask broadcast over the heads a
+//!   kernel's records walk) computed, and relaid, once.
 //! * `balance` — windowed look-ahead for the choice among flexible engines.
 //! * `kernel_order` — the order kernels are lowered in.
 //! * [`lower`], `emit_ops`, `kernel_io`, `emit_mm` — kernel lowering (`kernel_io`: SBUF
@@ -36,6 +38,7 @@ pub mod cost;
 pub mod emit;
 mod emit_mm;
 mod emit_ops;
+mod hoist;
 pub mod isa;
 mod kernel_io;
 mod kernel_order;
