@@ -36,11 +36,10 @@ use neuronc_interp::excess_precision::xla_module;
 pub use neuronc_interp::FloatSemantics;
 use neuronc_interp::Tensor;
 use neuronc_ir::{Module, Type};
-use neuronc_passes::{run_pipeline, PassContext, Pipeline};
 use serde_json::json;
 
 use crate::error::Error;
-use crate::plan::plan_function_of;
+use crate::plan::{cleanup, plan_cleaned, plan_function_of};
 pub use crate::plan::{Planned, Recompute, RecomputeChoice, TransposeCost, CLEANUP, RECOMPUTE};
 
 /// Rewrites `module` to follow `semantics` (see the module documentation): XLA:CPU's
@@ -54,12 +53,6 @@ pub fn apply_float_semantics(module: &mut Module, semantics: FloatSemantics) -> 
         Cow::Borrowed(_) => None,
         Cow::Owned(m) => Some(std::mem::replace(module, m)),
     }
-}
-
-/// Runs the [`CLEANUP`] pipeline on `module`.
-fn cleanup(module: &mut Module) -> Result<(), Error> {
-    run_pipeline(module, &Pipeline::parse(CLEANUP)?, &mut PassContext::new())?;
-    Ok(())
 }
 
 /// Applies `semantics`, then plans the entry function (`@main`, or the only public
@@ -204,19 +197,20 @@ pub fn build_with_progress(
         }
         None => None,
     };
+    cleanup(&mut module)?;
+    progress(BuildStage::Plan);
     let Planned {
         func,
         plan,
         recompute,
         lowered,
-    } = plan_function_of(
+    } = plan_cleaned(
         &mut module,
         None,
         opts.recompute_for_contraction,
         false,
         &engine_opts,
     )?;
-    progress(BuildStage::Plan);
     progress(BuildStage::Lower);
     // The engine program and the HLO module are independent views of the planned module,
     // and so are the program's two text forms: each pair is built on two threads (the
@@ -270,11 +264,16 @@ pub fn recompute_json(c: &RecomputeChoice) -> serde_json::Value {
         "predicted_time_s": c.predicted_s.map(|(without, with)| json!({
             "without": without, "with": with,
         })),
-        "alternative": c.alternative.map(|a| json!({
-            "transposes": a.transposes,
-            "transpose_bytes": a.transpose_bytes,
-            "matmul_operand_bytes": a.matmul_operand_bytes,
-        })),
+        "alternative": c.alternative.as_ref().map(cost_json),
+    })
+}
+
+/// A [`TransposeCost`] as JSON (`transposes`, `transpose_bytes`, `matmul_operand_bytes`).
+pub fn cost_json(a: &TransposeCost) -> serde_json::Value {
+    json!({
+        "transposes": a.transposes,
+        "transpose_bytes": a.transpose_bytes,
+        "matmul_operand_bytes": a.matmul_operand_bytes,
     })
 }
 

@@ -2,9 +2,10 @@
 //! generic clean-up, then NeuronCore layouts and kernels, and the policy that decides
 //! whether `recompute-for-contraction` runs first.
 //!
-//! Owns: [`CLEANUP`], [`RECOMPUTE`], [`Recompute`] (the `--recompute-for-contraction`
-//! setting), [`TRANSPOSE_BUDGET`], [`Planned`] / [`RecomputeChoice`] (the plan and why it
-//! was chosen) and [`plan_function_of`].
+//! Owns: [`CLEANUP`] / [`cleanup`], [`RECOMPUTE`], [`Recompute`] (the
+//! `--recompute-for-contraction` setting), [`TRANSPOSE_BUDGET`], [`Planned`] /
+//! [`RecomputeChoice`] (the plan and why it was chosen), [`plan_cleaned`] and
+//! [`plan_function_of`] (clean-up then planning).
 //!
 //! # The transpose budget
 //! A matmul contracts over the partition axis of both operands and a reduction is cheap
@@ -49,7 +50,7 @@ pub const CLEANUP: &str = "strip-sharding,inline,decompose-batch-norm,\
      fixpoint<8>(canonicalize,cse,dce,narrow-index),sink-constants";
 
 /// Run after [`CLEANUP`] when `recompute-for-contraction` is applied.
-pub const RECOMPUTE: &str = ",recompute-for-contraction,dce";
+pub const RECOMPUTE: &str = "recompute-for-contraction,dce";
 
 /// Largest share of the matmul operand bytes that transposes may move before
 /// [`Recompute::Auto`] tries `recompute-for-contraction` (issue 4's bar for BERT and
@@ -64,13 +65,15 @@ pub const TRANSPOSE_BUDGET: f64 = 0.05;
 pub const MAX_SLOWDOWN: f64 = 0.15;
 
 /// When `recompute-for-contraction` runs before planning (`--recompute-for-contraction`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Recompute {
     /// Never: attention probabilities are transposed for `P·V`.
     Off,
     /// Always.
     On,
-    /// When the plan without it exceeds [`TRANSPOSE_BUDGET`] and the plan with it does not.
+    /// When the plan without it moves more than 5% of its matmul operand bytes in
+    /// transposes and the plan with it does not, predicted at most 15% slower
+    /// (`TRANSPOSE_BUDGET`, `MAX_SLOWDOWN`).
     #[default]
     Auto,
 }
@@ -150,13 +153,13 @@ pub struct Planned {
     pub lowered: Option<EngineOutput>,
 }
 
-/// Runs [`CLEANUP`] on `module`, then plans function `name` (`None`: the entry function)
-/// under `mode` (see the module documentation), comparing predicted times under `engine`
-/// when auto has to. `module` is left as planned (with the recomputed copies when the
-/// pass was applied). `explore_alternative`: under [`Recompute::Off`], and under
-/// [`Recompute::Auto`] when the budget is met, also plan with the pass to report its
-/// transposes (`explain`); under [`Recompute::Auto`] when the pass was applied, the plan
-/// without it is always known.
+/// Runs the [`CLEANUP`] pipeline on `module`.
+pub fn cleanup(module: &mut Module) -> Result<(), Error> {
+    run_pipeline(module, &Pipeline::parse(CLEANUP)?, &mut PassContext::new())?;
+    Ok(())
+}
+
+/// [`cleanup`], then [`plan_cleaned`].
 pub fn plan_function_of(
     module: &mut Module,
     name: Option<&str>,
@@ -164,11 +167,27 @@ pub fn plan_function_of(
     explore_alternative: bool,
     engine: &EngineOptions,
 ) -> Result<Planned, Error> {
-    let text = match mode {
-        Recompute::On => format!("{CLEANUP}{RECOMPUTE}"),
-        Recompute::Off | Recompute::Auto => CLEANUP.to_string(),
-    };
-    run_pipeline(module, &Pipeline::parse(&text)?, &mut PassContext::new())?;
+    cleanup(module)?;
+    plan_cleaned(module, name, mode, explore_alternative, engine)
+}
+
+/// Plans function `name` (`None`: the entry function) of the cleaned-up `module` under
+/// `mode` (see the module documentation), comparing predicted times under `engine` when
+/// auto has to. `module` is left as planned (with the recomputed copies when the pass was
+/// applied). `explore_alternative`: under [`Recompute::Off`], and under
+/// [`Recompute::Auto`] when the budget is met, also plan with the pass to report its
+/// transposes (`explain`); under [`Recompute::Auto`] when the pass was applied, the plan
+/// without it is always known.
+pub fn plan_cleaned(
+    module: &mut Module,
+    name: Option<&str>,
+    mode: Recompute,
+    explore_alternative: bool,
+    engine: &EngineOptions,
+) -> Result<Planned, Error> {
+    if mode == Recompute::On {
+        run_recompute(module)?;
+    }
     let func = find_func(module, name)?;
     let plan = plan_function(module, &func, &FusionConfig::default());
     let mut planned = Planned {
@@ -230,13 +249,22 @@ pub fn plan_function_of(
     })
 }
 
+/// Runs [`RECOMPUTE`] on `module`; returns how many rewrites it applied.
+fn run_recompute(module: &mut Module) -> Result<u64, Error> {
+    let report = run_pipeline(
+        module,
+        &Pipeline::parse(RECOMPUTE)?,
+        &mut PassContext::new(),
+    )?;
+    Ok(report.rewrites)
+}
+
 /// `module` after [`RECOMPUTE`], with function `func` planned again; `None` when the
 /// pass changes nothing.
 fn recomputed(module: &Module, func: &str) -> Result<Option<(Module, Func, NeuronPlan)>, Error> {
     let mut m = module.clone();
-    let pipeline = Pipeline::parse(&RECOMPUTE[1..])?;
-    let report = run_pipeline(&mut m, &pipeline, &mut PassContext::new())?;
-    let Some(f) = m.func(func).cloned().filter(|_| report.rewrites > 0) else {
+    let rewrites = run_recompute(&mut m)?;
+    let Some(f) = m.func(func).cloned().filter(|_| rewrites > 0) else {
         return Ok(None);
     };
     let plan = plan_function(&m, &f, &FusionConfig::default());

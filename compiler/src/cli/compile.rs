@@ -31,7 +31,7 @@ use neuronc_ir::PrintOptions;
 
 use super::run::Semantics;
 use super::{input, Command, Ctx, Status};
-use crate::build::{build_with_progress, semantics_name, BuildOptions, Recompute};
+use crate::build::{build_with_progress, semantics_name, BuildOptions, Recompute, TransposeCost};
 use crate::cache::{self, Cache, Key, KeyInputs, Lookup};
 use crate::error::Error;
 use crate::progress::{Progress, Stage};
@@ -51,24 +51,6 @@ impl Cast {
             Cast::None => AutoCast::None,
             Cast::Matmult => AutoCast::Matmult,
             Cast::All => AutoCast::All,
-        }
-    }
-}
-
-/// `--recompute-for-contraction[=WHEN]`, shared by `compile`, `explain` and `run`.
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum When {
-    Auto,
-    On,
-    Off,
-}
-
-impl When {
-    pub fn to_mode(self) -> Recompute {
-        match self {
-            When::Auto => Recompute::Auto,
-            When::On => Recompute::On,
-            When::Off => Recompute::Off,
         }
     }
 }
@@ -96,11 +78,11 @@ pub struct CompileArgs {
     /// contracted axis) their own copy computed with that axis on the partitions instead
     /// of a transpose (pass `recompute-for-contraction`: fewer transposes, more
     /// Vector/Scalar work). `auto`: only when the plan's transposes would move more than
-    /// 5% of its matmul operand bytes and recomputing brings them within that; the bare
-    /// flag means `on`.
+    /// 5% of its matmul operand bytes and recomputing brings them within that at most 15%
+    /// slower (predicted); the bare flag means `on`.
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto", num_args = 0..=1,
           require_equals = true, default_missing_value = "on")]
-    pub recompute_for_contraction: When,
+    pub recompute_for_contraction: Recompute,
     /// Compile up to N files at once [default: the number of cores].
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
@@ -124,7 +106,7 @@ impl Command for CompileArgs {
                 target: self.target.clone(),
                 auto_cast: self.auto_cast.to_auto_cast(),
                 float_semantics: self.float_semantics.to_interp(),
-                recompute_for_contraction: self.recompute_for_contraction.to_mode(),
+                recompute_for_contraction: self.recompute_for_contraction,
             },
             cache: cache.as_ref(),
             split: ctx.global.split_input_file,
@@ -583,17 +565,25 @@ fn recompute_line(r: &serde_json::Value) -> Option<String> {
         return None;
     }
     let mode = r["mode"].as_str().unwrap_or("on");
-    let why = match r["alternative"].as_object() {
-        Some(a) => {
-            let share = |k: &str| a.get(k).and_then(|v| v.as_u64()).unwrap_or(0) as f64;
+    let a = &r["alternative"];
+    let why = match (
+        a["transpose_bytes"].as_u64(),
+        a["matmul_operand_bytes"].as_u64(),
+    ) {
+        (Some(transpose_bytes), Some(matmul_operand_bytes)) => {
+            let without = TransposeCost {
+                transposes: 0,
+                transpose_bytes,
+                matmul_operand_bytes,
+            };
             format!(
                 ", {mode}: without it transposes would move {:.2}% of the matmul operand \
                  bytes, over the {:.0}% budget",
-                100.0 * share("transpose_bytes") / share("matmul_operand_bytes").max(1.0),
+                100.0 * without.share(),
                 100.0 * crate::plan::TRANSPOSE_BUDGET
             )
         }
-        None => format!(", {mode}"),
+        _ => format!(", {mode}"),
     };
     let t = &r["predicted_time_s"];
     let why = match t["without"].as_f64() {

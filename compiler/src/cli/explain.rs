@@ -17,9 +17,8 @@ use neuronc_ir::{Module, OpId};
 use neuronc_passes::neuron::explain::{op_name, Explanation};
 use serde_json::json;
 
-use super::compile::When;
 use super::{input, Command, Ctx, Status};
-use crate::build::{plan_entry, recompute_json, BuildOptions, Planned};
+use crate::build::{cost_json, plan_entry, recompute_json, BuildOptions, Planned};
 use crate::error::Error;
 use crate::plan::{Recompute, RecomputeChoice, TransposeCost, MAX_SLOWDOWN, TRANSPOSE_BUDGET};
 use crate::source::Unit;
@@ -35,7 +34,7 @@ pub struct ExplainArgs {
     /// bare flag means `on`).
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto", num_args = 0..=1,
           require_equals = true, default_missing_value = "on")]
-    pub recompute_for_contraction: When,
+    pub recompute_for_contraction: Recompute,
 }
 
 impl Command for ExplainArgs {
@@ -44,7 +43,7 @@ impl Command for ExplainArgs {
         let (text, status) = input::each_unit(ctx, &self.file, |session, unit| {
             let mut module = session.load(unit)?;
             let opts = BuildOptions {
-                recompute_for_contraction: self.recompute_for_contraction.to_mode(),
+                recompute_for_contraction: self.recompute_for_contraction,
                 ..BuildOptions::default()
             };
             let Planned {
@@ -83,7 +82,7 @@ fn recompute_line(c: &RecomputeChoice) -> Option<String> {
     let allowance = 100.0 * MAX_SLOWDOWN;
     let predicted = match (c.predicted_s, c.slowdown()) {
         (Some((without, with)), Some(slow)) => format!(
-            "predicted time {:.3} -> {:.3} ms ({:+.1}%",
+            "predicted time {:.3} -> {:.3} ms ({:+.1}%)",
             without * 1e3,
             with * 1e3,
             100.0 * slow
@@ -94,7 +93,7 @@ fn recompute_line(c: &RecomputeChoice) -> Option<String> {
     Some(match (c.applied, c.mode) {
         (true, Recompute::Auto) => format!(
             "recompute-for-contraction applied (auto): without it {}, over the {budget:.0}% \
-             budget; {predicted}, within the {allowance:.0}% allowance); matmul operands \
+             budget; {predicted}, within the {allowance:.0}% allowance; matmul operands \
              reduced along their contracted axis (attention probabilities) are recomputed \
              with that axis on the partitions instead of transposed\n",
             share(alt?)
@@ -185,11 +184,7 @@ fn to_json(e: &Explanation, c: &RecomputeChoice) -> String {
         "rejections": rejections,
         "recompute": recompute_json(c),
         // The plan with the pass when it was not applied (kept for earlier readers).
-        "recompute_alternative": c.alternative.filter(|_| !c.applied).map(|a| json!({
-            "transposes": a.transposes,
-            "transpose_bytes": a.transpose_bytes,
-            "matmul_operand_bytes": a.matmul_operand_bytes,
-        })),
+        "recompute_alternative": c.alternative.as_ref().filter(|_| !c.applied).map(cost_json),
     });
     format!("{v}\n")
 }

@@ -96,7 +96,7 @@ pub struct RunArgs {
     /// With `--engine sim`: plan as `compile --recompute-for-contraction=WHEN` does.
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto", num_args = 0..=1,
           require_equals = true, default_missing_value = "on")]
-    pub recompute_for_contraction: super::compile::When,
+    pub recompute_for_contraction: crate::build::Recompute,
     /// Write the results as `out_000`, ... to this `.npz`.
     #[arg(short, long, value_name = "OUT.npz")]
     pub output: Option<PathBuf>,
@@ -161,7 +161,7 @@ impl Command for RunArgs {
                     target: self.target.clone(),
                     auto_cast: self.auto_cast.to_auto_cast(),
                     float_semantics: self.float_semantics.to_interp(),
-                    recompute_for_contraction: self.recompute_for_contraction.to_mode(),
+                    recompute_for_contraction: self.recompute_for_contraction,
                 };
                 let (results, r) = crate::build::simulate(module, &func, inputs, &opts)?;
                 let _ = writeln!(

@@ -252,16 +252,8 @@ fn dense_of(
     bytes: Vec<u8>,
 ) -> DenseElements {
     let w = elem.byte_width();
-    // (One comparison of the payload with itself shifted by an element when it holds
-    // exactly `len` elements, as results always do.)
-    let whole = bytes.len() as u64 == len.saturating_mul(w as u64);
-    let splat = len > 0
-        && w > 0
-        && if whole {
-            all_elements_equal(&bytes, w, len)
-        } else {
-            bytes.chunks(w).all(|c| c == &bytes[..w])
-        };
+    // Both callers pass exactly `len` elements (the result type's count).
+    let splat = len > 0 && w > 0 && all_elements_equal(&bytes, w, len);
     let data = if splat {
         DenseData::Splat(bytes[..w].into())
     } else {
