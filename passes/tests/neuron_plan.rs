@@ -275,6 +275,31 @@ func.func @main(%x: tensor<128x768xf32>, %wv: tensor<768x768xf32>, %bv: tensor<7
 }
 
 #[test]
+fn query_path_reshaped_before_the_bias_add_needs_no_transpose() {
+    // torch_xla's lazy capture of a query projection at 8 x 128 tokens: the matmul result
+    // (1024 x 768: more tokens than features, so the forward pass puts tokens on
+    // partitions) is reshaped before the bias add, and the scores contract over the head
+    // dim. The relayout the sweeps leave reads the bias add's result itself (no view in
+    // between), and removing it takes the add's group, the reshape feeding it and the
+    // matmul result together (`layout_chain`'s tree move, tried even with no view path).
+    let (_, p) = plan(
+        r#"
+func.func @main(%x: tensor<1024x768xf32>, %wq: tensor<768x768xf32>, %bq: tensor<768xf32>, %k: tensor<96x64x128xf32>) -> tensor<96x128x128xf32> {
+  %q = stablehlo.dot_general %x, %wq, contracting_dims = [1] x [0] : (tensor<1024x768xf32>, tensor<768x768xf32>) -> tensor<1024x768xf32>
+  %q3 = stablehlo.reshape %q : (tensor<1024x768xf32>) -> tensor<8x128x768xf32>
+  %b = stablehlo.broadcast_in_dim %bq, dims = [2] : (tensor<768xf32>) -> tensor<8x128x768xf32>
+  %qb = stablehlo.add %q3, %b : tensor<8x128x768xf32>
+  %q4 = stablehlo.reshape %qb : (tensor<8x128x768xf32>) -> tensor<8x128x12x64xf32>
+  %qt = stablehlo.transpose %q4, dims = [0, 2, 1, 3] : (tensor<8x128x12x64xf32>) -> tensor<8x12x128x64xf32>
+  %q5 = stablehlo.reshape %qt : (tensor<8x12x128x64xf32>) -> tensor<96x128x64xf32>
+  %s = stablehlo.dot_general %q5, %k, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<96x128x64xf32>, tensor<96x64x128xf32>) -> tensor<96x128x128xf32>
+  return %s : tensor<96x128x128xf32>
+}"#,
+    );
+    assert_no_relayouts(&p);
+}
+
+#[test]
 fn a_cycle_check_past_its_limit_keeps_the_producer_out() {
     // The kernel grown from %o refuses the sort (opaque); then %e may join it as an extra
     // output (it also feeds the chain %c1..%c4), which takes a cycle check: forward from

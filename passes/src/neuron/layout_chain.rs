@@ -47,20 +47,26 @@ impl Solver<'_> {
         // A move is decided by where its chain starts and what it wants there.
         let mut tried = rustc_hash::FxHashSet::default();
         for (v, to) in relayout_sites(terms) {
-            let Some((start, moves)) = self.chain_to(v, to, group_of, groups) else {
-                continue;
-            };
+            // Without a view on the path (the relayout reads an elementwise result
+            // directly), the move starts at `v` itself.
+            let path = self.chain_to(v, to, group_of, groups);
+            let start = path.as_ref().map_or((v, to), |p| p.0);
             if !tried.insert(start) {
                 continue;
             }
-            if self.try_move(&moves) {
-                moved.extend(moves.iter().map(|&(y, _)| y));
-                continue;
-            }
-            // The path alone did not pay: also take back the views that feed the group
-            // it ended in (a bias add after a reshape of the matmul result).
+            let path_len = match path {
+                Some((_, moves)) if self.try_move(&moves) => {
+                    moved.extend(moves.iter().map(|&(y, _)| y));
+                    continue;
+                }
+                Some((_, moves)) => moves.len(),
+                None => 0,
+            };
+            // The path alone did not pay (or there is none): also take back the views
+            // that feed the group it ended in (a bias add after a reshape of the matmul
+            // result).
             if let Some(wide) = self.chain_tree(v, to, group_of, groups) {
-                if wide.len() > moves.len() && self.try_move(&wide) {
+                if wide.len() > path_len && self.try_move(&wide) {
                     moved.extend(wide.iter().map(|&(y, _)| y));
                 }
             }
