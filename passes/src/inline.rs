@@ -7,6 +7,12 @@
 //! symbol attribute); public functions always stay.
 //! Invariant: the inlined ops appear at the call's position, in the callee's order, with
 //! the callee's locations, so the result is deterministic and keeps debug info.
+//!
+//! A `stablehlo.case` dispatching on a multi-platform jax export's platform index, one of
+//! whose branches holds GPU / TPU-only custom calls, is replaced the same way by a copy of
+//! its first portable branch (see [`platform`]).
+
+mod platform;
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
@@ -29,7 +35,7 @@ impl Pass for Inline {
     }
     fn run(&self, module: &mut Module, ctx: &mut PassContext) -> Result<Changed, PassError> {
         let mut inlined = 0;
-        if may_inline(module) {
+        if may_inline(module) || platform::has_platform_index(module) {
             inlined = inline_calls(module, ctx);
         }
         let dropped = drop_unreferenced_private(module);
@@ -149,6 +155,15 @@ impl Inliner {
     ) {
         for op in ops {
             self.rename_operands(m, op);
+            if let Some(branch) = platform::portable_branch(m, op).filter(|_| !self.stopped) {
+                if ctx.try_rewrite("inline", m, op) {
+                    self.inlined += 1;
+                    let copies = self.copy_branch(m, op, branch, parent);
+                    self.ops(m, ctx, copies, parent, out);
+                    continue;
+                }
+                self.stopped = true;
+            }
             if let Some(callee) = self.inlinable(m, op) {
                 if self.inlined < MAX_INLINES && ctx.try_rewrite("inline", m, op) {
                     self.inlined += 1;
@@ -212,6 +227,32 @@ impl Inliner {
             self.renamed.insert(res, new_v);
         }
         m.op_mut(call).parent = None;
+        copies
+    }
+}
+
+impl Inliner {
+    /// Copies branch `branch` of the `case` op `op` (which leaves its region) for it, like
+    /// [`Inliner::copy_body`] does for a call, and returns the copied ops (now in `parent`).
+    fn copy_branch(
+        &mut self,
+        m: &mut Module,
+        op: OpId,
+        branch: usize,
+        parent: RegionId,
+    ) -> Vec<OpId> {
+        let src = m.op(op).regions[branch];
+        let mut map: FxHashMap<ValueId, ValueId> = FxHashMap::default();
+        let tmp = m.add_region(None);
+        let returned = clone_region_into(m, src, tmp, &mut map);
+        let copies = std::mem::take(&mut m.region_mut(tmp).ops);
+        for &c in &copies {
+            m.op_mut(c).parent = Some(parent);
+        }
+        for (&res, new_v) in m.op(op).results.iter().zip(returned) {
+            self.renamed.insert(res, new_v);
+        }
+        m.op_mut(op).parent = None;
         copies
     }
 }
