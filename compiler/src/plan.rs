@@ -47,7 +47,7 @@ use crate::error::Error;
 /// `strip-sharding`), then -O2 without outlining (the backend plans kernels itself and the
 /// HLO artifact keeps plain ops).
 pub const CLEANUP: &str = "strip-sharding,inline,decompose-batch-norm,\
-     fixpoint<8>(canonicalize,cse,dce,narrow-index),sink-constants";
+     fixpoint<8>(canonicalize,cse,dce,narrow-index),scale-after-contraction,sink-constants";
 
 /// Run after [`CLEANUP`] when `recompute-for-contraction` is applied.
 pub const RECOMPUTE: &str = "recompute-for-contraction,dce";

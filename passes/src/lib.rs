@@ -32,6 +32,7 @@ pub mod range;
 pub mod recognize_idioms;
 pub mod recompute_contraction;
 pub mod registry;
+pub mod scale_after_contraction;
 pub mod sink_constants;
 pub mod strip_sharding;
 

@@ -90,7 +90,7 @@ impl Pipeline {
     /// The preset for `-O<level>`:
     /// * `-O0`: nothing.
     /// * `-O1`: `inline,canonicalize,cse,dce`.
-    /// * `-O2`: `inline,decompose-batch-norm,fixpoint<8>(canonicalize,cse,dce,narrow-index),sink-constants,neuron-fuse,dce,duplicate-function-elimination`
+    /// * `-O2`: `inline,decompose-batch-norm,fixpoint<8>(canonicalize,cse,dce,narrow-index),scale-after-contraction,sink-constants,neuron-fuse,dce,duplicate-function-elimination`
     ///   (`narrow-index` narrows provably small i64 index arithmetic to i32, inside the
     ///   fixpoint so that canonicalize folds the converts it leaves; `neuron-fuse` outlines
     ///   NeuronCore kernels as `neuronc.kernel` composites, and the kernels of repeated
@@ -99,7 +99,7 @@ impl Pipeline {
         let text = match level {
             0 => return Ok(Pipeline::default()),
             1 => "inline,canonicalize,cse,dce",
-            2 => "inline,decompose-batch-norm,fixpoint<8>(canonicalize,cse,dce,narrow-index),sink-constants,neuron-fuse,dce,duplicate-function-elimination",
+            2 => "inline,decompose-batch-norm,fixpoint<8>(canonicalize,cse,dce,narrow-index),scale-after-contraction,sink-constants,neuron-fuse,dce,duplicate-function-elimination",
             _ => return Err(PassError::UnknownOptLevel(level)),
         };
         Pipeline::parse(text)

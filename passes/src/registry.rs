@@ -55,6 +55,11 @@ static REGISTRY: &[PassInfo] = &[
         make: || Box::new(crate::recompute_contraction::RecomputeForContraction),
     },
     PassInfo {
+        name: "scale-after-contraction",
+        summary: "apply a matmul operand's scale that is constant along the contraction to the (smaller) result instead (softmax's division after P·V)",
+        make: || Box::new(crate::scale_after_contraction::ScaleAfterContraction),
+    },
+    PassInfo {
         name: "neuron-fuse",
         summary:
             "assign NeuronCore layouts, plan kernels and outline them as neuronc.kernel composites",
