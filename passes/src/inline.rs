@@ -217,16 +217,30 @@ impl Inliner {
         for (&arg, &operand) in m.region(body).args.iter().zip(&m.op(call).operands) {
             map.insert(arg, operand);
         }
+        self.splice(m, body, map, call, parent)
+    }
+
+    /// Copies region `src` (its arguments mapped by `map`) in place of `op`: the copies
+    /// move to `parent`, `op`'s results are renamed to the copied region's returned
+    /// values, and `op` leaves its region. Returns the copied ops.
+    fn splice(
+        &mut self,
+        m: &mut Module,
+        src: RegionId,
+        mut map: FxHashMap<ValueId, ValueId>,
+        op: OpId,
+        parent: RegionId,
+    ) -> Vec<OpId> {
         let tmp = m.add_region(None);
-        let returned = clone_region_into(m, body, tmp, &mut map);
+        let returned = clone_region_into(m, src, tmp, &mut map);
         let copies = std::mem::take(&mut m.region_mut(tmp).ops);
-        for &op in &copies {
-            m.op_mut(op).parent = Some(parent);
+        for &c in &copies {
+            m.op_mut(c).parent = Some(parent);
         }
-        for (&res, new_v) in m.op(call).results.iter().zip(returned) {
+        for (&res, new_v) in m.op(op).results.iter().zip(returned) {
             self.renamed.insert(res, new_v);
         }
-        m.op_mut(call).parent = None;
+        m.op_mut(op).parent = None;
         copies
     }
 }
@@ -242,18 +256,7 @@ impl Inliner {
         parent: RegionId,
     ) -> Vec<OpId> {
         let src = m.op(op).regions[branch];
-        let mut map: FxHashMap<ValueId, ValueId> = FxHashMap::default();
-        let tmp = m.add_region(None);
-        let returned = clone_region_into(m, src, tmp, &mut map);
-        let copies = std::mem::take(&mut m.region_mut(tmp).ops);
-        for &c in &copies {
-            m.op_mut(c).parent = Some(parent);
-        }
-        for (&res, new_v) in m.op(op).results.iter().zip(returned) {
-            self.renamed.insert(res, new_v);
-        }
-        m.op_mut(op).parent = None;
-        copies
+        self.splice(m, src, FxHashMap::default(), op, parent)
     }
 }
 
