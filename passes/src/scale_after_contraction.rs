@@ -35,7 +35,7 @@
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
-use crate::ir_util::{def_op, erase_op, use_counts};
+use crate::ir_util::{def_of_kind, def_op, erase_op, use_counts};
 use crate::pass::Pass;
 use neuronc_ir::{Attr, ElemType, Module, NamedAttrs, OpId, OpKind, RegionId, ValueId};
 
@@ -130,11 +130,13 @@ fn plan(m: &Module, region: RegionId, dot: OpId, side: usize, uses: &[u32]) -> O
     let y = *sop.results.first()?;
     let (unscaled, scale) = match (sop.kind, &sop.operands[..]) {
         (OpKind::Divide, &[e, b]) => (e, b),
-        (OpKind::Multiply, &[a, b]) if is_broadcast(m, b) => (a, b),
+        (OpKind::Multiply, &[a, b]) if def_of_kind(m, b, OpKind::BroadcastInDim).is_some() => {
+            (a, b)
+        }
         (OpKind::Multiply, &[a, b]) => (b, a),
         _ => return None,
     };
-    let broadcast = def_op(m, scale).filter(|&o| m.op(o).kind == OpKind::BroadcastInDim)?;
+    let broadcast = def_of_kind(m, scale, OpKind::BroadcastInDim)?;
     let s = m.op(broadcast).operands[0];
     let (xt, yt, st) = (m.tensor_type(x)?, m.tensor_type(y)?, m.tensor_type(s)?);
     let small = m.tensor_type(op.results[0])?.num_elements() < xt.num_elements();
@@ -230,10 +232,6 @@ fn through_reshape(y: &[i64], x: &[i64], y_scale: &[bool]) -> Option<Vec<bool>> 
         }
     }
     Some(out)
-}
-
-fn is_broadcast(m: &Module, v: ValueId) -> bool {
-    def_op(m, v).is_some_and(|o| m.op(o).kind == OpKind::BroadcastInDim)
 }
 
 /// Where operand dimension `a` goes in the matmul's result: its index among the batching
