@@ -3,17 +3,13 @@
 //! f32 rounding of a moved division) before and after the pass, on random positive
 //! inputs, and the cases the fixture expects to be rewritten are.
 
-use neuronc_interp::{arg_types, run_function, RunOptions, Tensor};
-use neuronc_ir::parse::split_input;
-use neuronc_ir::{parse_module, print_module, verify_module, Module, PrintOptions};
-use neuronc_passes::{run_pipeline, PassContext, Pipeline};
-use std::path::Path;
+mod common;
 
-fn run(m: &Module, inputs: &[Tensor]) -> Vec<Vec<f64>> {
-    let name = m.entry().expect("entry").name.clone();
-    let out = run_function(m, &name, inputs.to_vec(), &RunOptions::default()).expect("runs");
-    out.iter().map(Tensor::to_f64_vec).collect()
-}
+use common::{rewrite_case, run_entry as run};
+use neuronc_interp::{arg_types, Tensor};
+use neuronc_ir::parse::split_input;
+use neuronc_ir::Module;
+use std::path::Path;
 
 /// Values in [0.5, 1.5) (divisors away from zero), from a xorshift generator.
 fn random_inputs(m: &Module, seed: u64) -> Vec<Tensor> {
@@ -43,17 +39,8 @@ fn fixture_cases_keep_their_values() {
     let text = std::fs::read_to_string(&path).expect("fixture");
     let mut rewritten = Vec::new();
     for (offset, chunk) in split_input(&text) {
-        let m = parse_module(chunk).expect("parses");
-        let mut after = m.clone();
-        let mut ctx = PassContext::new();
-        ctx.verify_each = true;
-        ctx.trace_rewrites = true;
-        let pipeline = Pipeline::parse("scale-after-contraction").expect("pipeline");
-        run_pipeline(&mut after, &pipeline, &mut ctx).expect("pass runs");
-        let printed = print_module(&after, &PrintOptions::default());
-        let after = parse_module(&printed).expect("output re-parses");
-        verify_module(&after).expect("output verifies");
-        if !ctx.trace().is_empty() {
+        let (m, after, trace) = rewrite_case(chunk, "scale-after-contraction");
+        if !trace.is_empty() {
             rewritten.push(m.entry().expect("entry").name.clone());
         }
         for seed in [3, 77, 4242] {

@@ -27,7 +27,10 @@
 //! `P` is a *scalar op* — `add`/`subtract`/`multiply`/`divide`/`maximum`/`minimum` of a
 //! full tensor and a *scalar operand*: a splat constant, a broadcast of a rank-0 value,
 //! or a broadcast whose non-unit source dimensions all land on the result's partition
-//! dimension (a `[P, 1]` vector); and the pair has one of the forms above. ScalarE's
+//! dimension or on dimensions whose index no tile of the kernel varies ([`Span`]: an
+//! attention mask `[batch, key]` broadcast over heads and queries, with keys on the
+//! partitions and tiles within one batch, is a `[P, 1]` vector in every tile, as a
+//! hand-written kernel passes it); and the pair has one of the forms above. ScalarE's
 //! prefix must be `multiply` then `add`/`subtract` (scale before bias); a subtracted bias
 //! must be a constant (negated at compile time) and the data its left operand. The
 //! combined instruction runs on the engines every part could run on (a `divide` is not
@@ -46,6 +49,7 @@
 use crate::engine::classify::{OpWork, ACT_ONLY, ANY_EW, TWO_INPUT};
 use crate::engine::isa::{Engine, InstrId, Opcode};
 use crate::engine::lower::Lowerer;
+use crate::engine::operands::{price_broadcasts, scalar_operand};
 use neuronc_ir::{ElemType, Module, OpId, OpKind, ValueDef, ValueId};
 use neuronc_passes::neuron::graph::RegionGraph;
 use neuronc_passes::neuron::layout::LayoutPlan;
@@ -104,6 +108,9 @@ pub struct Ctx<'a> {
     pub m: &'a Module,
     pub graph: &'a RegionGraph,
     pub layout: &'a LayoutPlan,
+    /// How the kernel's tiles cut its full-size values (`None`: unknown, only broadcasts
+    /// along the partition dimension are `[P, 1]`).
+    pub span: Option<crate::engine::operands::Span>,
 }
 
 impl Combined {
@@ -372,32 +379,6 @@ fn scalar_op(cx: &Ctx, op: OpId, work: &OpWork) -> Option<(ScalarOp, ValueId, &'
     Some((sop, data, engines))
 }
 
-/// Whether `v` is a scalar operand for an op with result `res`: `Some(true)` for a splat
-/// constant, `Some(false)` for a broadcast of a rank-0 value or of a vector along the
-/// result's partition dimension (a `[P, 1]` operand); `None` otherwise.
-fn scalar_operand(cx: &Ctx, v: ValueId, res: ValueId) -> Option<bool> {
-    let m = cx.m;
-    if neuronc_passes::ir_util::splat_ref(m, v).is_some() {
-        return Some(true);
-    }
-    let ValueDef::Result(op, _) = m.value(v).def else {
-        return None;
-    };
-    let o = m.op(op);
-    if o.kind != OpKind::BroadcastInDim {
-        return None;
-    }
-    let src = m.tensor_type(*o.operands.first()?)?;
-    let dims = o.attrs.i64_array("broadcast_dimensions")?;
-    let part = cx.layout.of(res).map(|p| p as i64);
-    let per_partition = src
-        .shape
-        .iter()
-        .zip(&dims)
-        .all(|(&extent, &d)| extent <= 1 || Some(d) == part);
-    per_partition.then_some(false)
-}
-
 /// Whether `v` is a full tile of `res`'s shape: same shape, a float element type an
 /// engine computes in, and the same partition dimension.
 fn same_tile(cx: &Ctx, v: ValueId, res: ValueId) -> bool {
@@ -443,21 +424,23 @@ impl Lowerer<'_> {
     /// merges only into an instruction that eviction can still apply.
     /// Without [`crate::engine::EngineOptions::combine`] every op is alone.
     pub(crate) fn combine(&self, ops: &[OpId], works: &[OpWork]) -> (Vec<Role>, Vec<OpWork>) {
-        if !self.opts.combine {
-            return (vec![Role::Alone; ops.len()], works.to_vec());
-        }
-        let keep_act = works
-            .iter()
-            .position(|w| *w == OpWork::Matmul)
-            .and_then(|mi| crate::engine::emit_mm::fusable_epilogue(self, ops, works, mi))
-            .map(|(j, _)| j);
         let cx = Ctx {
             m: self.m,
             graph: &self.plan.graph,
             layout: &self.plan.layout,
+            span: crate::engine::operands::tile_span(self, ops, works),
         };
-        let roles = plan(&cx, ops, works, keep_act);
-        let works = apply(works, &roles);
+        let works = price_broadcasts(&cx, ops, works);
+        if !self.opts.combine {
+            return (vec![Role::Alone; ops.len()], works);
+        }
+        let keep_act = works
+            .iter()
+            .position(|w| *w == OpWork::Matmul)
+            .and_then(|mi| crate::engine::emit_mm::fusable_epilogue(self, ops, &works, mi))
+            .map(|(j, _)| j);
+        let roles = plan(&cx, ops, &works, keep_act);
+        let works = apply(&works, &roles);
         (roles, works)
     }
 
@@ -493,6 +476,7 @@ mod tests {
             m: &m,
             graph: &plan.graph,
             layout: &plan.layout,
+            span: None,
         };
         let roles = super::plan(&cx, ops, &works, None);
         let names = roles

@@ -16,7 +16,8 @@ use crate::engine::isa::{BufId, InstrId, Opcode};
 use crate::engine::kernel_io::{load_inputs, note_writes, plan_memory, slot_war};
 use crate::engine::lower::{share, Avail, EngineError, Lowerer};
 use crate::engine::tiling::{
-    elems_bytes, matmul_dims, partition_extent, root, rows_splittable, split, MatmulDims, Tiling,
+    elems_bytes, matmul_dims, n_tiles, partition_extent, root, rows_splittable, split, MatmulDims,
+    Tiling,
 };
 use neuronc_ir::{OpId, ValueId};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -48,7 +49,7 @@ pub(super) enum Src {
 
 /// The matmul of a kernel: dimensions and the stationary choice.
 #[derive(Clone, Debug)]
-pub(super) struct Mm {
+pub(crate) struct Mm {
     pub(super) op: OpId,
     pub(super) d: MatmulDims,
     /// `true`: the lhs is stationary.
@@ -373,7 +374,7 @@ fn range_accessors(kx: &Kx, owner: Option<ValueId>) -> Vec<InstrId> {
 }
 
 /// The kernel's matmul, with the stationary operand chosen by cost.
-fn matmul_of(lw: &Lowerer, ops: &[OpId], works: &[OpWork]) -> Option<Mm> {
+pub(crate) fn matmul_of(lw: &Lowerer, ops: &[OpId], works: &[OpWork]) -> Option<Mm> {
     let i = works.iter().position(|w| *w == OpWork::Matmul)?;
     let op = ops[i];
     let m = lw.m;
@@ -418,14 +419,6 @@ fn matmul_of(lw: &Lowerer, ops: &[OpId], works: &[OpWork]) -> Option<Mm> {
     })
 }
 
-/// Widths of the ≤512-column moving tiles covering `n` columns.
-fn n_tiles(n: u64) -> Vec<u32> {
-    let n = n.max(1);
-    (0..n.div_ceil(512))
-        .map(|t| (n - t * 512).min(512) as u32)
-        .collect()
-}
-
 /// A fresh per-kernel context for kernel `k`, tiled by [`kernel_tiling`].
 fn new_kx(
     lw: &Lowerer,
@@ -449,7 +442,7 @@ fn new_kx(
 /// Tiles of the kernel's iteration space, and (for a kernel without matmul) the element
 /// count of the value that anchors it. A free-axis reduction keeps its rows whole in a
 /// tile unless `split_rows`.
-fn kernel_tiling(
+pub(crate) fn kernel_tiling(
     lw: &Lowerer,
     ops: &[OpId],
     works: &[OpWork],

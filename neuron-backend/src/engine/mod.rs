@@ -14,6 +14,8 @@
 //! * [`combine`] — instruction combining: a producer merged into its single consumer
 //!   when one instruction computes both (`activation`, `tensor_scalar`,
 //!   `scalar_tensor_tensor`).
+//! * `operands` — which operands of a kernel's elementwise ops are `[P, 1]` scalars to
+//!   its instructions and which are full tiles (broadcasts varying along the free axis).
 //! * [`tiling`] — tiles, matmul dimensions, storage roots.
 //! * [`memory`] — SBUF allocator (next-fit or oldest-tenant-first placement), PSUM banks.
 //! * `narrow` — which FP32 values auto-cast lets us hold as BF16.
@@ -46,6 +48,7 @@ pub mod lower;
 pub mod memory;
 mod narrow;
 pub mod opaque;
+mod operands;
 mod row_order;
 pub mod schedule;
 pub mod tiling;

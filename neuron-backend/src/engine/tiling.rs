@@ -90,6 +90,14 @@ impl Tiling {
     }
 }
 
+/// Widths of the ≤512-column moving tiles covering `n` columns.
+pub fn n_tiles(n: u64) -> Vec<u32> {
+    let n = n.max(1);
+    (0..n.div_ceil(512))
+        .map(|t| (n - t * 512).min(512) as u32)
+        .collect()
+}
+
 /// Splits `n` items into at most `max` groups of near-equal size (sizes differ by ≤ 1).
 pub fn split(n: u64, max: u32) -> Vec<u32> {
     let n = n.max(1);

@@ -1,7 +1,8 @@
 //! `canonicalize`: applies named, local rewrite rules until none applies.
 //!
 //! Rules live in [`algebraic`] (identities of arithmetic, logic, select and compare),
-//! [`shape`] (reshape, transpose, broadcast and convert folding) and [`fold`] (constant
+//! [`shape`] (reshape, transpose, broadcast and convert folding), [`sink_broadcast`]
+//! (elementwise work and unit-dimension reshapes moved before broadcasts) and [`fold`] (constant
 //! folding through the interpreter). Each rule is a function that matches one op, asks
 //! [`Rewriter::commit`] for permission (fuel, trace) and only then builds replacement ops;
 //! it returns the values that replace the op's results.
@@ -18,13 +19,16 @@
 //! runs mark the ops whose operands they redirect and the owners of regions they shrink.
 //! A run is complete (and a rerun would change nothing: no rule matches any op at the end)
 //! unless the depth bound left a created op unvisited.
-//! Invariants: rules never increase the number of ops on any path nor turn cheap ops into
-//! expensive ones; rule order and sweep order are fixed, so the output is deterministic.
+//! Invariants: rules never increase the number of ops on any path (except by a relabel,
+//! a broadcast or reshape, that [`sink_broadcast`] puts after an op it shrinks) nor turn
+//! cheap ops into expensive ones; rule order and sweep order are fixed, so the output is
+//! deterministic.
 
 pub mod algebraic;
 pub mod fold;
 pub mod incremental;
 pub mod shape;
+pub mod sink_broadcast;
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
@@ -81,6 +85,7 @@ pub fn rules() -> impl Iterator<Item = &'static Rule> {
     algebraic::RULES
         .iter()
         .chain(shape::RULES)
+        .chain(sink_broadcast::RULES)
         .chain(fold::RULES)
 }
 

@@ -119,3 +119,29 @@ pub fn returned(m: &Module, name: &str) -> Vec<ValueId> {
     let last = *m.region(f.body).ops.last().unwrap();
     m.op(last).operands.clone()
 }
+
+/// One `// -----` case of a pass fixture before and after `pipeline` (run with
+/// `verify_each` and the rewrite trace on); the result is printed, parsed back and
+/// verified. Returns (before, after, the rewrite trace).
+pub fn rewrite_case(chunk: &str, pipeline: &str) -> (Module, Module, Vec<String>) {
+    use neuronc_passes::{run_pipeline, PassContext, Pipeline};
+    let m = neuronc_ir::parse_module(chunk).expect("parses");
+    let mut after = m.clone();
+    let mut ctx = PassContext::new();
+    ctx.verify_each = true;
+    ctx.trace_rewrites = true;
+    let pipeline = Pipeline::parse(pipeline).expect("pipeline");
+    run_pipeline(&mut after, &pipeline, &mut ctx).expect("pass runs");
+    let printed = neuronc_ir::print_module(&after, &neuronc_ir::PrintOptions::default());
+    let after = neuronc_ir::parse_module(&printed).expect("output re-parses");
+    neuronc_ir::verify_module(&after).expect("output verifies");
+    (m, after, ctx.trace().to_vec())
+}
+
+/// The outputs of `m`'s entry function on `inputs`, as f64 (the interpreter).
+pub fn run_entry(m: &Module, inputs: &[neuronc_interp::Tensor]) -> Vec<Vec<f64>> {
+    let name = m.entry().expect("entry").name.clone();
+    let opts = neuronc_interp::RunOptions::default();
+    let out = neuronc_interp::run_function(m, &name, inputs.to_vec(), &opts).expect("runs");
+    out.iter().map(neuronc_interp::Tensor::to_f64_vec).collect()
+}
