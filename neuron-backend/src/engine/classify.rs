@@ -106,7 +106,9 @@ fn is_int(m: &Module, op: OpId) -> bool {
 }
 
 /// Number of operands that are full tensors: not scalars and not broadcasts of smaller
-/// tensors (those are stride-0 access patterns or per-partition `[P, 1]` operands).
+/// tensors. Which of those broadcasts an instruction reads as a `[P, 1]` operand and
+/// which as a full tile depends on the layout and tiling of the kernel:
+/// `engine::operands::price_broadcasts` adds the latter when a kernel is lowered.
 fn tensor_inputs(m: &Module, op: OpId) -> u8 {
     let o = m.op(op);
     let full = o

@@ -2,8 +2,9 @@
 //! which are full tiles, given how the kernel is tiled.
 //!
 //! Owns [`Span`] (how a kernel's tiles cut its full-size values), [`tile_span`],
-//! [`scalar_operand`] (splats, and broadcasts that are a `[P, 1]` vector in every tile)
-//! and [`price_broadcasts`] (the other broadcasts are full tiles an instruction reads).
+//! [`scalar_operand`] (splats, and broadcasts that are a `[P, 1]` vector in every
+//! instruction) and [`price_broadcasts`] (the other broadcasts are full tiles an
+//! instruction reads).
 //!
 //! # Why
 //! An engine instruction reads each input through an access pattern over its tile: a
@@ -18,7 +19,8 @@
 //! ones row, or the broadcast a kernel hoists), which is not counted here.
 //!
 //! Invariants: pricing never changes what is computed, only an op's input count and
-//! engines; a broadcast is a scalar operand only when every tile sees one value of it per
+//! engines; a broadcast is a scalar operand only when every instruction (a tile, or an
+//! even piece of at least [`MIN_PIECE`] elements of one) sees one value of it per
 //! partition.
 
 use crate::engine::classify::{OpWork, ANY_EW, TWO_INPUT};
@@ -80,8 +82,9 @@ pub(crate) fn tile_span(lw: &Lowerer, ops: &[OpId], works: &[OpWork]) -> Option<
 }
 
 /// Whether `v` is a scalar operand for an op with result `res`: `Some(true)` for a splat
-/// constant, `Some(false)` for a broadcast of a rank-0 value or of a vector along the
-/// result's partition dimension (a `[P, 1]` operand); `None` otherwise.
+/// constant, `Some(false)` for a broadcast whose source varies only along the result's
+/// partition dimension and dimensions that keep one index per instruction
+/// ([`Span::constant_in_tiles`]): a `[P, 1]` operand; `None` otherwise.
 pub fn scalar_operand(cx: &Ctx, v: ValueId, res: ValueId) -> Option<bool> {
     let m = cx.m;
     if neuronc_passes::ir_util::splat_ref(m, v).is_some() {
