@@ -1,5 +1,5 @@
-//! Broadcast sinking: elementwise work and unit-dimension reshapes move before the
-//! `broadcast_in_dim` that expands their operands, so that they run on the smaller value
+//! Broadcast sinking: the `broadcast_in_dim` that expands the operands of elementwise work
+//! and of unit-dimension reshapes moves after them, so that they run on the smaller value
 //! and a value that is constant along some dimensions stays visibly so.
 //!
 //! | rule | rewrite |
@@ -11,8 +11,9 @@
 //! element from the same-index elements of its operands, which the broadcast only
 //! replicates); the elementwise op computes strictly fewer elements; the result keeps its
 //! type; the number of ops that compute (not counting broadcasts, reshapes and splat
-//! constants, which are relabels) never grows. Ops with operands of another shape than the result (a `select` on a scalar
-//! predicate, a `clamp` with scalar bounds) are left alone.
+//! constants, which are relabels) never grows; every broadcast created has increasing
+//! dimensions when the ones it replaces had. Ops with operands of another shape than the
+//! result (a `select` on a scalar predicate, a `clamp` with scalar bounds) are left alone.
 
 use super::{Rewriter, Rule};
 use crate::ir_util::{def_of_kind, splat_ref};
@@ -44,8 +45,8 @@ enum Operand {
     Broadcast(ValueId, Vec<i64>),
 }
 
-/// The operand as a [`Operand`] and the result dimensions it varies along (`None`: it
-/// may vary along all of them).
+/// The operand as an [`Operand`] and the result dimensions it varies along; `None` when
+/// it is neither a splat nor a broadcast (it may vary along every dimension).
 fn classify(rw: &Rewriter, v: ValueId) -> Option<(Operand, Vec<usize>)> {
     let m = &*rw.m;
     if let Some((_, bytes)) = splat_ref(m, v) {
@@ -119,11 +120,14 @@ fn elementwise_of_broadcasts(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>
     for (part, _) in parts {
         plans.push(match part {
             Operand::Broadcast(y, bd) => {
-                let into: Option<Vec<i64>> = bd
+                let into: Vec<i64> = bd
                     .iter()
                     .map(|d| anchor_dims.iter().position(|a| a == d).map(|p| p as i64))
-                    .collect();
-                Operand::Broadcast(y, into?)
+                    .collect::<Option<_>>()?;
+                if !into.windows(2).all(|w| w[0] < w[1]) {
+                    return None;
+                }
+                Operand::Broadcast(y, into)
             }
             splat => splat,
         });
