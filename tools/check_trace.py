@@ -42,7 +42,7 @@ import numpy as np
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(TOOLS)
 sys.path.insert(0, TOOLS)
-from npzio import load_npz  # noqa: E402
+from npzio import load_npz, numbered  # noqa: E402
 
 CRATES = ["ir", "interp", "passes", "neuron-backend", "compiler"]
 
@@ -112,7 +112,7 @@ def as_typed(a, dt):
 
 def compare(outs, ref, dtypes, rtol, atol):
     """(worst error / max|ref| over outputs, list of failing-output descriptions)."""
-    keys = sorted(k for k in ref.files if k.startswith("out_"))
+    keys = numbered(ref, "out_")
     if len(outs) != len(keys):
         return float("inf"), [f"{len(outs)} outputs, reference has {len(keys)}"]
     worst, bad = 0.0, []
@@ -159,7 +159,7 @@ def compare(outs, ref, dtypes, rtol, atol):
 
 def load_outs(path):
     z = load_npz(path)
-    return [z[k] for k in sorted(k for k in z.files if k.startswith("out_"))]
+    return [z[k] for k in numbered(z, "out_")]
 
 
 # ---------------------------------------------------------------------- checks
@@ -242,7 +242,7 @@ class Checker:
             raise CheckFailed("compile wrote no model.hlo.pb")
         import run_hlo_proto as rhp
         z = load_npz(self.a.ref)
-        args = [z[k] for k in sorted(k for k in z.files if k.startswith("arg_"))]
+        args = [z[k] for k in numbered(z, "arg_")]
         try:
             proto = rhp.load_proto(pb, False)
             backend, exe = rhp.compile_proto(proto)

@@ -2,7 +2,9 @@
 
 `load_npz(path)` is np.load of every array, except that `<f1` entries (how ml_dtypes
 saves float8_e5m2; numpy cannot read that descr back) load as raw `|V1` bytes, which the
-callers type by the module signature like the other <=16-bit floats. Shared by
+callers type by the module signature like the other <=16-bit floats. `numbered(z, "arg_")`
+is the keys `arg_000, arg_001, ...` in index order (not string order: `arg_1000` sorts before
+`arg_101` as a string, and traces with more than 1000 arguments or results exist). Shared by
 check_trace.py and run_hlo_proto.py.
 """
 import io
@@ -20,6 +22,14 @@ class Npz:
 
     def __getitem__(self, key):
         return self.arrays[key]
+
+
+def numbered(z, prefix):
+    """The keys of `z` (an Npz, np.load result or key list) named `prefix` + an integer, ordered
+    by that integer."""
+    files = z.files if hasattr(z, "files") else list(z)
+    keys = [k for k in files if k.startswith(prefix) and k[len(prefix):].isdigit()]
+    return sorted(keys, key=lambda k: int(k[len(prefix):]))
 
 
 def load_npz(path):

@@ -40,7 +40,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from npzio import load_npz  # noqa: E402
+from npzio import load_npz, numbered  # noqa: E402
 
 
 def load_proto(path, text):
@@ -92,13 +92,13 @@ def read_inputs(path):
     if path is None:
         return []
     z = load_npz(path)
-    keys = sorted(k for k in z.files if k.startswith("arg_"))
+    keys = numbered(z, "arg_")
     return [z[k] for k in keys]
 
 
 def compare(outs, ref_path, rtol, atol, say=print):
     ref = load_npz(ref_path)
-    keys = sorted(k for k in ref.files if k.startswith("out_"))
+    keys = numbered(ref, "out_")
     bad = 0
     if len(keys) != len(outs):
         say(f"output count: got {len(outs)}, reference {len(keys)}")

@@ -1,7 +1,8 @@
 //! Oracle test of the HLO emitter: for every fixture `fixtures/**/*.mlir` (and
 //! `neuron-backend/tests/data/*.mlir`: `special_fns` from `gen_special.py`,
 //! `shard_map_channels` a jax `shard_map` trace of probe round 14 whose collectives all
-//! share channel handle 1) with a sibling
+//! share channel handle 1, `many_args` 1001 parameters and results from `gen_many_args.py`,
+//! past where `arg_*` / `out_*` keys stop sorting as strings in index order) with a sibling
 //! `.npz` (framework inputs `arg_*` and outputs `out_*`), the emitted `HloModuleProto` is
 //! loaded and run by real XLA (jaxlib, CPU) through `tools/run_hlo_proto.py`, and its
 //! results must match the framework outputs: `|got - ref| <= atol*max|ref| + rtol*|ref|`
