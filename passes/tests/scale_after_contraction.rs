@@ -6,30 +6,14 @@
 mod common;
 
 use common::{rewrite_case, run_entry as run};
-use neuronc_interp::{arg_types, Tensor};
+use neuronc_interp::Tensor;
 use neuronc_ir::parse::split_input;
 use neuronc_ir::Module;
 use std::path::Path;
 
-/// Values in [0.5, 1.5) (divisors away from zero), from a xorshift generator.
+/// Values in [0.5, 1.5) (divisors away from zero).
 fn random_inputs(m: &Module, seed: u64) -> Vec<Tensor> {
-    let mut s = seed | 1;
-    let name = m.entry().expect("entry").name.clone();
-    arg_types(m, &name)
-        .expect("argument types")
-        .iter()
-        .map(|t| {
-            let v: Vec<f64> = (0..t.num_elements())
-                .map(|_| {
-                    s ^= s << 13;
-                    s ^= s >> 7;
-                    s ^= s << 17;
-                    0.5 + (s % 1000) as f64 / 1000.0
-                })
-                .collect();
-            Tensor::from_f64_as(t.elem, &t.shape, &v).expect("input tensor")
-        })
-        .collect()
+    common::random_inputs(m, seed, |_, s| 0.5 + (s % 1000) as f64 / 1000.0)
 }
 
 #[test]

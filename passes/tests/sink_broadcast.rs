@@ -6,50 +6,20 @@
 mod common;
 
 use common::{rewrite_case, run_entry as run};
-use neuronc_interp::{arg_types, Tensor};
+use neuronc_interp::Tensor;
 use neuronc_ir::parse::split_input;
-use neuronc_ir::{ElemType, Module};
+use neuronc_ir::Module;
 use std::path::Path;
 
-/// Floats in [-1, 1), integers and booleans 0 or 1, from a xorshift generator.
+/// Floats in [-1, 1), integers and booleans 0 or 1.
 fn random_inputs(m: &Module, seed: u64) -> Vec<Tensor> {
-    let mut s = seed | 1;
-    let name = m.entry().expect("entry").name.clone();
-    arg_types(m, &name)
-        .expect("argument types")
-        .iter()
-        .map(|t| {
-            let float = matches!(
-                t.elem,
-                ElemType::F32 | ElemType::F64 | ElemType::BF16 | ElemType::F16
-            );
-            let v: Vec<f64> = (0..t.num_elements())
-                .map(|_| {
-                    s ^= s << 13;
-                    s ^= s >> 7;
-                    s ^= s << 17;
-                    if float {
-                        (s % 2000) as f64 / 1000.0 - 1.0
-                    } else {
-                        (s % 2) as f64
-                    }
-                })
-                .collect();
-            match t.elem {
-                ElemType::I1 => {
-                    let b: Vec<bool> = v.iter().map(|&x| x != 0.0).collect();
-                    Tensor::from_bool(&t.shape, &b)
-                }
-                _ if float => Tensor::from_f64_as(t.elem, &t.shape, &v),
-                e => Tensor::from_i64(
-                    e,
-                    &t.shape,
-                    &v.iter().map(|&x| x as i64).collect::<Vec<_>>(),
-                ),
-            }
-            .expect("input tensor")
-        })
-        .collect()
+    common::random_inputs(m, seed, |e, s| {
+        if e.is_float() {
+            (s % 2000) as f64 / 1000.0 - 1.0
+        } else {
+            (s % 2) as f64
+        }
+    })
 }
 
 #[test]

@@ -145,3 +145,41 @@ pub fn run_entry(m: &Module, inputs: &[neuronc_interp::Tensor]) -> Vec<Vec<f64>>
     let out = neuronc_interp::run_function(m, &name, inputs.to_vec(), &opts).expect("runs");
     out.iter().map(neuronc_interp::Tensor::to_f64_vec).collect()
 }
+
+/// Arguments of `m`'s entry function from a xorshift generator seeded by `seed`: each
+/// element is `value(element type, next random u64)`, booleans true when it is nonzero.
+pub fn random_inputs(
+    m: &Module,
+    seed: u64,
+    value: impl Fn(ElemType, u64) -> f64,
+) -> Vec<neuronc_interp::Tensor> {
+    use neuronc_interp::Tensor;
+    let mut s = seed | 1;
+    let name = m.entry().expect("entry").name.clone();
+    let types = neuronc_interp::arg_types(m, &name).expect("argument types");
+    types
+        .iter()
+        .map(|t| {
+            let v: Vec<f64> = (0..t.num_elements())
+                .map(|_| {
+                    s ^= s << 13;
+                    s ^= s >> 7;
+                    s ^= s << 17;
+                    value(t.elem, s)
+                })
+                .collect();
+            match t.elem {
+                ElemType::I1 => {
+                    let b: Vec<bool> = v.iter().map(|&x| x != 0.0).collect();
+                    Tensor::from_bool(&t.shape, &b)
+                }
+                e if e.is_float() => Tensor::from_f64_as(e, &t.shape, &v),
+                e => {
+                    let i: Vec<i64> = v.iter().map(|&x| x as i64).collect();
+                    Tensor::from_i64(e, &t.shape, &i)
+                }
+            }
+            .expect("input tensor")
+        })
+        .collect()
+}
