@@ -27,10 +27,11 @@
 //! `P` is a *scalar op* — `add`/`subtract`/`multiply`/`divide`/`maximum`/`minimum` of a
 //! full tensor and a *scalar operand*: a splat constant, a broadcast of a rank-0 value,
 //! or a broadcast whose non-unit source dimensions all land on the result's partition
-//! dimension or on dimensions whose index no tile of the kernel varies ([`Span`]: an
-//! attention mask `[batch, key]` broadcast over heads and queries, with keys on the
-//! partitions and tiles within one batch, is a `[P, 1]` vector in every tile, as a
-//! hand-written kernel passes it); and the pair has one of the forms above. ScalarE's
+//! dimension or on dimensions that keep one index per instruction
+//! (`engine::operands::scalar_operand`: an attention mask `[batch, key]`
+//! broadcast over heads and queries, with keys on the partitions and tiles within one
+//! batch, is a `[P, 1]` vector in every tile, as a hand-written kernel passes it); and
+//! the pair has one of the forms above. ScalarE's
 //! prefix must be `multiply` then `add`/`subtract` (scale before bias); a subtracted bias
 //! must be a constant (negated at compile time) and the data its left operand. The
 //! combined instruction runs on the engines every part could run on (a `divide` is not
