@@ -421,9 +421,12 @@ pub fn apply(works: &[OpWork], roles: &[Role]) -> Vec<OpWork> {
 
 impl Lowerer<'_> {
     /// Combines the ops of a kernel (`ops` in program order, `works` their work): the
-    /// roles and the work list after combining. An op a matmul's PSUM eviction would apply
-    /// merges only into an instruction that eviction can still apply.
-    /// Without [`crate::engine::EngineOptions::combine`] every op is alone.
+    /// roles and the work list after combining. The works are first priced for the
+    /// kernel's tiling (`operands::price_broadcasts`: a broadcast that is not a `[P, 1]`
+    /// operand is a tensor input), so a matmul's PSUM eviction only applies a one-input
+    /// op. An op that eviction would apply merges only into an instruction that eviction
+    /// can still apply. Without [`crate::engine::EngineOptions::combine`] every op is
+    /// alone (the pricing still holds).
     pub(crate) fn combine(&self, ops: &[OpId], works: &[OpWork]) -> (Vec<Role>, Vec<OpWork>) {
         let cx = Ctx {
             m: self.m,
