@@ -243,9 +243,7 @@ impl Inliner {
         m.op_mut(op).parent = None;
         copies
     }
-}
 
-impl Inliner {
     /// Copies branch `branch` of the `case` op `op` (which leaves its region) for it, like
     /// [`Inliner::copy_body`] does for a call, and returns the copied ops (now in `parent`).
     fn copy_branch(

@@ -36,6 +36,43 @@ pub fn def_op(m: &Module, v: ValueId) -> Option<OpId> {
     }
 }
 
+/// Walks the row-major dimension groups of a reshape from shape `from` to shape `to`:
+/// consecutive runs of dimensions with equal products, calling `f(from range, to range)`
+/// for each in order. Returns false (after calling `f` for the groups before) when the
+/// shapes have no such grouping (their products differ).
+pub fn for_each_reshape_group(
+    from: &[i64],
+    to: &[i64],
+    mut f: impl FnMut(std::ops::Range<usize>, std::ops::Range<usize>),
+) -> bool {
+    let (mut i, mut j) = (0, 0);
+    while i < from.len() || j < to.len() {
+        let (si, sj) = (i, j);
+        let (mut pf, mut pt) = (1i128, 1i128);
+        if i < from.len() {
+            pf *= from[i] as i128;
+            i += 1;
+        }
+        if j < to.len() {
+            pt *= to[j] as i128;
+            j += 1;
+        }
+        while pf != pt {
+            if pf < pt && i < from.len() {
+                pf *= from[i] as i128;
+                i += 1;
+            } else if pt < pf && j < to.len() {
+                pt *= to[j] as i128;
+                j += 1;
+            } else {
+                return false;
+            }
+        }
+        f(si..i, sj..j);
+    }
+    true
+}
+
 /// The op defining `v` if it is of kind `kind`.
 pub fn def_of_kind(m: &Module, v: ValueId, kind: OpKind) -> Option<OpId> {
     def_op(m, v).filter(|&op| m.op(op).kind == kind)

@@ -6,7 +6,7 @@
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
-use neuronc_ir::Module;
+use neuronc_ir::{Module, RegionId};
 
 /// A module-to-module transformation.
 pub trait Pass {
@@ -22,4 +22,19 @@ pub trait Pass {
     fn tracks_edits(&self) -> bool {
         false
     }
+}
+
+/// Runs `f` on the body of every function of `module`, in order: whether any run changed
+/// something (for passes that rewrite each function body on its own).
+pub(crate) fn each_body(
+    module: &mut Module,
+    ctx: &mut PassContext,
+    mut f: impl FnMut(&mut Module, RegionId, &mut PassContext) -> bool,
+) -> Changed {
+    let mut changed = false;
+    for fi in 0..module.funcs.len() {
+        let body = module.funcs[fi].body;
+        changed |= f(module, body, ctx);
+    }
+    Changed::from_bool(changed)
 }

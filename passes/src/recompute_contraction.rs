@@ -67,12 +67,7 @@ impl Pass for RecomputeForContraction {
     }
 
     fn run(&self, module: &mut Module, ctx: &mut PassContext) -> Result<Changed, PassError> {
-        let mut changed = false;
-        for fi in 0..module.funcs.len() {
-            let body = module.funcs[fi].body;
-            changed |= run_region(module, body, ctx);
-        }
-        Ok(Changed::from_bool(changed))
+        Ok(crate::pass::each_body(module, ctx, run_region))
     }
 }
 

@@ -35,7 +35,7 @@
 
 use crate::context::{Changed, PassContext};
 use crate::error::PassError;
-use crate::ir_util::{def_of_kind, def_op, erase_op, use_counts};
+use crate::ir_util::{def_of_kind, def_op, erase_op, for_each_reshape_group, use_counts};
 use crate::pass::Pass;
 use neuronc_ir::{Attr, ElemType, Module, NamedAttrs, OpId, OpKind, RegionId, ValueId};
 
@@ -48,12 +48,7 @@ impl Pass for ScaleAfterContraction {
     }
 
     fn run(&self, module: &mut Module, ctx: &mut PassContext) -> Result<Changed, PassError> {
-        let mut changed = false;
-        for fi in 0..module.funcs.len() {
-            let body = module.funcs[fi].body;
-            changed |= run_region(module, body, ctx);
-        }
-        Ok(Changed::from_bool(changed))
+        Ok(crate::pass::each_body(module, ctx, run_region))
     }
 }
 
@@ -198,40 +193,17 @@ fn scale_dims(y: &[i64], s: &[i64], dims: &[i64]) -> Option<Vec<bool>> {
 /// alike. `None` when some group mixes them.
 fn through_reshape(y: &[i64], x: &[i64], y_scale: &[bool]) -> Option<Vec<bool>> {
     let mut out = vec![false; x.len()];
-    let (mut i, mut j) = (0, 0);
-    while i < y.len() || j < x.len() {
-        let (i0, j0) = (i, j);
-        let (mut py, mut px) = (1i64, 1i64);
-        if i < y.len() {
-            py *= y[i];
-            i += 1;
-        }
-        if j < x.len() {
-            px *= x[j];
-            j += 1;
-        }
-        while py != px {
-            if py < px && i < y.len() {
-                py *= y[i];
-                i += 1;
-            } else if px < py && j < x.len() {
-                px *= x[j];
-                j += 1;
-            } else {
-                return None;
-            }
-        }
+    let mut mixed = false;
+    let grouped = for_each_reshape_group(y, x, |yr, xr| {
         let big = |d: &usize| y[*d] > 1;
-        let scaled = (i0..i).filter(big).filter(|&d| y_scale[d]).count();
-        let plain = (i0..i).filter(big).filter(|&d| !y_scale[d]).count();
-        if scaled > 0 && plain > 0 {
-            return None;
-        }
-        for d in j0..j {
+        let scaled = yr.clone().filter(big).filter(|&d| y_scale[d]).count();
+        let plain = yr.filter(big).filter(|&d| !y_scale[d]).count();
+        mixed |= scaled > 0 && plain > 0;
+        for d in xr {
             out[d] = scaled > 0 && x[d] > 1;
         }
-    }
-    Some(out)
+    });
+    (grouped && !mixed).then_some(out)
 }
 
 /// Where operand dimension `a` goes in the matmul's result: its index among the batching

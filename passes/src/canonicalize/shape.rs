@@ -71,11 +71,11 @@ pub static RULES: &[Rule] = &[
     },
 ];
 
-fn i64_array(v: Vec<i64>) -> Attr {
+pub(super) fn i64_array(v: Vec<i64>) -> Attr {
     Attr::IntArray(ElemType::Int(64), v)
 }
 
-fn is_iota(v: &[i64]) -> bool {
+pub(super) fn is_iota(v: &[i64]) -> bool {
     v.iter().enumerate().all(|(i, &d)| d == i as i64)
 }
 

@@ -15,9 +15,10 @@
 //! dimensions when the ones it replaces had. Ops with operands of another shape than the
 //! result (a `select` on a scalar predicate, a `clamp` with scalar bounds) are left alone.
 
+use super::shape::{i64_array, is_iota};
 use super::{Rewriter, Rule};
 use crate::ir_util::{def_of_kind, splat_ref};
-use neuronc_ir::{Attr, ElemType, NamedAttrs, OpId, OpKind, ValueDef, ValueId};
+use neuronc_ir::{NamedAttrs, OpId, OpKind, ValueDef, ValueId};
 
 pub static RULES: &[Rule] = &[
     Rule {
@@ -31,10 +32,6 @@ pub static RULES: &[Rule] = &[
         apply: reshape_of_broadcast,
     },
 ];
-
-fn i64_array(v: Vec<i64>) -> Attr {
-    Attr::IntArray(ElemType::Int(64), v)
-}
 
 /// How an operand of an elementwise op varies along the result's dimensions.
 enum Operand {
@@ -159,10 +156,6 @@ fn elementwise_of_broadcasts(rw: &mut Rewriter, op: OpId) -> Option<Vec<ValueId>
     let out_ty = rw.m.value_type(res);
     let out = rw.create(OpKind::BroadcastInDim, vec![inner_v], &[out_ty], attrs);
     Some(vec![rw.m.op(out).results[0]])
-}
-
-fn is_iota(v: &[i64]) -> bool {
-    v.iter().enumerate().all(|(i, &d)| d == i as i64)
 }
 
 /// Positions of the dimensions of extent other than 1.

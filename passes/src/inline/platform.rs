@@ -10,11 +10,11 @@
 //! index the caller passes, so [`portable_branch`] names a branch to use instead: the
 //! `inline` pass replaces such a `case` by a copy of the first branch without them.
 //!
-//! Owns: [`portable_branch`], [`has_platform_index`]. Invariant: only `case`s whose index derives from the platform
-//! index are touched (a data-dependent `case` is never rewritten), and only when some
+//! Owns: [`portable_branch`], [`has_platform_index`]. Invariant: only `case`s whose index
+//! derives from the platform index are touched (a data-dependent `case` is never rewritten), and only when some
 //! branch holds a foreign custom call and another holds none.
 
-use neuronc_ir::{Attr, Module, OpId, OpKind, RegionId, ValueDef, ValueId};
+use neuronc_ir::{Attr, Module, NamedAttrs, OpId, OpKind, RegionId, ValueDef, ValueId};
 
 /// The argument attribute jax puts on the platform index.
 const GLOBAL_CONSTANT: &str = "jax.global_constant";
@@ -43,13 +43,16 @@ const FOREIGN_TARGETS: &[&str] = &[
     "tpu_custom_call",
 ];
 
+/// Whether argument attributes `a` mark a multi-platform export's platform index.
+fn is_platform_index(a: &NamedAttrs) -> bool {
+    matches!(a.get(GLOBAL_CONSTANT), Some(Attr::Str(s)) if s == PLATFORM_INDEX)
+}
+
 /// Whether some function argument is a multi-platform export's platform index.
 pub(super) fn has_platform_index(m: &Module) -> bool {
-    m.funcs.iter().any(|f| {
-        f.arg_attrs
-            .iter()
-            .any(|a| matches!(a.get(GLOBAL_CONSTANT), Some(Attr::Str(s)) if s == PLATFORM_INDEX))
-    })
+    m.funcs
+        .iter()
+        .any(|f| f.arg_attrs.iter().any(is_platform_index))
 }
 
 /// For a `case` op dispatching on the platform index where some branch holds a foreign
@@ -94,10 +97,7 @@ fn platform_derived(m: &Module, v: ValueId, depth: u32) -> bool {
     }
     match m.value(v).def {
         ValueDef::RegionArg(region, i) => m.funcs.iter().any(|f| {
-            f.body == region
-                && f.arg_attrs.get(i as usize).is_some_and(
-                    |a| matches!(a.get(GLOBAL_CONSTANT), Some(Attr::Str(s)) if s == PLATFORM_INDEX),
-                )
+            f.body == region && f.arg_attrs.get(i as usize).is_some_and(is_platform_index)
         }),
         ValueDef::Result(op, _) => {
             let o = m.op(op);

@@ -323,34 +323,11 @@ pub(super) fn for_each_reshape_partner(
     to: &[i64],
     mut f: impl FnMut(usize, usize),
 ) -> bool {
-    let (mut i, mut j) = (0, 0);
-    while i < from.len() || j < to.len() {
-        let (si, sj) = (i, j);
-        let (mut pf, mut pt) = (1i128, 1i128);
-        if i < from.len() {
-            pf *= from[i] as i128;
-            i += 1;
-        }
-        if j < to.len() {
-            pt *= to[j] as i128;
-            j += 1;
-        }
-        while pf != pt {
-            if pf < pt && i < from.len() {
-                pf *= from[i] as i128;
-                i += 1;
-            } else if pt < pf && j < to.len() {
-                pt *= to[j] as i128;
-                j += 1;
-            } else {
-                return false;
-            }
-        }
-        if let Some((d, q)) = group_partner(from, to, si..i, sj..j) {
+    crate::ir_util::for_each_reshape_group(from, to, |fr, tr| {
+        if let Some((d, q)) = group_partner(from, to, fr, tr) {
             f(d, q);
         }
-    }
-    true
+    })
 }
 
 /// In the reshape group of dims `fr` of `from` and `tr` of `to`: the innermost non-unit
