@@ -173,6 +173,10 @@ op_kinds! {
     /// Deprecated gather along one dimension.
     TorchIndexSelect = "stablehlo.torch_index_select", NO;
     GetDimensionSize = "stablehlo.get_dimension_size", NO;
+    /// XLA bounded dynamism: `operand` whose dimension `dimension` has the runtime size
+    /// `size` (at most its static extent). Parsed only: the parser lowers it into static
+    /// ops (`parse/bounded.rs`), so a parsed module never holds one.
+    SetDimensionSize = "stablehlo.set_dimension_size", NO;
     // ---- StableHLO: contractions and linear algebra ----
     DotGeneral = "stablehlo.dot_general", X;
     /// Deprecated plain dot.

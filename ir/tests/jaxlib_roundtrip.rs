@@ -5,7 +5,9 @@
 //! Skips (with a notice) when no python with jaxlib is available: set `NEURONC_PYTHON`
 //! or provide `/work/venv/bin/python`. Chunks using the `check` dialect (not registered in
 //! jaxlib) and the corpus of ops newer than jaxlib's StableHLO (`ops_newer.mlir`) are
-//! skipped.
+//! skipped. Chunks holding XLA bounded dynamism (`set_dimension_size`), which the parser
+//! lowers to static ops by design, are only checked for acceptance: their values are
+//! compared with the framework's by the fixture value tests.
 
 mod common;
 
@@ -47,7 +49,7 @@ for line in open(sys.argv[1]):
             print(f"{name}: {o}: REJECTED: {str(e)[:1500]}")
             bad += 1
             continue
-        if got != want:
+        if got != want and not name.startswith("lowered:"):
             a = want.splitlines(); b = got.splitlines()
             x, y = next(((x, y) for x, y in zip(a, b) if x != y), ("<len>", "<len>"))
             k = next((i for i, (c, d) in enumerate(zip(x, y)) if c != d), 0)
@@ -95,6 +97,9 @@ fn jaxlib_accepts_and_agrees() {
             ),
         ];
         let mut line = c.name().replace(' ', "_");
+        if c.text.contains("stablehlo.set_dimension_size") {
+            line.insert_str(0, "lowered:");
+        }
         for (tag, text) in files {
             let p = dir.join(format!("{i}_{tag}.mlir"));
             std::fs::write(&p, text).unwrap();

@@ -95,6 +95,7 @@ fn malformed_fast_path_input_gets_the_token_path_errors() {
     );
     assert_eq!(
         err("  %0 = stablehlo.abs %a : tensor<?xf32>\n  return %0 : tensor<2xf32>"),
-        "dynamic dimensions are unsupported (static shapes only)"
+        "dynamic dimensions are unsupported (static shapes only; a '?' needs a \
+         #stablehlo.bounds encoding)"
     );
 }

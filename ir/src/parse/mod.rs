@@ -6,8 +6,9 @@
 //! (op framing: results, generic form, regions), `scope` (SSA name scopes), `syntax` (the
 //! table of op pretty syntaxes, shared with the printer), `pretty` (the custom syntaxes of
 //! StableHLO/CHLO/func/check ops), `generic_items` (generic-form `builtin.module` and
-//! `func.func`), `sdy` (Shardy meshes and sharding annotations) and `loc` (`loc(...)` and
-//! `#loc` aliases).
+//! `func.func`), `sdy` (Shardy meshes and sharding annotations), `loc` (`loc(...)` and
+//! `#loc` aliases) and `bounded` (XLA's bounded dynamism as torch_xla's `masked_scatter`
+//! prints it, lowered to static ops).
 //!
 //! Invariants:
 //! * parsing is linear in the input and never panics; nesting of regions, attributes and
@@ -19,6 +20,7 @@
 //! * `Op::span` / `Func::span` start at the op name (`func.func`) token.
 
 pub(crate) mod attr;
+pub(crate) mod bounded;
 pub(crate) mod dense;
 pub(crate) mod generic_items;
 pub(crate) mod lexer;
@@ -54,6 +56,7 @@ pub(crate) type PResult<T> = Result<T, ParseError>;
 pub fn parse_module(src: &str) -> Result<Module, ParseError> {
     let mut p = Parser::new(src);
     p.parse_top()?;
+    p.lower_bounded_dynamism()?;
     p.resolve_locs();
     Ok(p.m)
 }
@@ -107,6 +110,11 @@ pub(crate) struct Parser<'a> {
     pub loc_aliases: FxHashMap<&'a str, (u32, u32)>,
     pub pending_locs: Vec<(LocTarget, u32, u32)>,
     pub depth: u32,
+    /// Every bounded dynamic tensor type read (`tensor<?x3xi32, #stablehlo.bounds<48, ?>>`):
+    /// its source span and a bit mask of its `?` dimensions (see `bounded`).
+    pub bounded_types: Vec<(Span, u64)>,
+    /// The `set_dimension_size` ops built, in source order (lowered by `bounded`).
+    pub dimension_sizes: Vec<OpId>,
 }
 
 impl<'a> Parser<'a> {
@@ -134,6 +142,8 @@ impl<'a> Parser<'a> {
             loc_aliases: FxHashMap::default(),
             pending_locs: Vec::new(),
             depth: 0,
+            bounded_types: Vec::new(),
+            dimension_sizes: Vec::new(),
         }
     }
 

@@ -367,25 +367,23 @@ impl<'a> Parser<'a> {
         let o = self.m.op_mut(op);
         o.regions = b.regions;
         o.span = Span { start, end };
+        if o.kind == OpKind::SetDimensionSize {
+            self.dimension_sizes.push(op);
+        }
         self.m.append_op(region, op);
         op
     }
 
-    /// The error for an operation name outside the IR: Shardy ops and XLA's bounded
-    /// dynamism get an explanation, anything else is "unknown operation".
+    /// The error for an operation name outside the IR: Shardy ops get an explanation,
+    /// anything else is "unknown operation".
     fn unknown_op<T>(&self, name_tok: Token, name: &str) -> PResult<T> {
         if name.starts_with("sdy.") {
             return self.unsupported_sdy_op(name_tok, name);
         }
-        let msg = if name == "stablehlo.set_dimension_size" {
-            "'stablehlo.set_dimension_size' (bounded dynamic shapes, e.g. from torch \
-             masked_scatter, nonzero or boolean-mask indexing under torch_xla) is unsupported \
-             (static shapes only)"
-                .to_string()
-        } else {
-            format!("unknown operation '{name}'")
-        };
-        self.err_at(Self::span_of(name_tok), msg)
+        self.err_at(
+            Self::span_of(name_tok),
+            format!("unknown operation '{name}'"),
+        )
     }
 
     /// `"name"(operands) <{props}>? ({regions})? {attrs}? : (types) -> types`

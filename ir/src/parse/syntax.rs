@@ -148,7 +148,7 @@ pub(crate) fn syntax(kind: OpKind) -> Syntax {
             const { &[kw("dims", "permutation", V::Dims)] },
             Ty::Functional,
         ),
-        GetDimensionSize => {
+        GetDimensionSize | SetDimensionSize => {
             Syntax::Simple(const { &[kw("dim", "dimension", V::I64)] }, Ty::Functional)
         }
         DynamicIota => Syntax::Simple(

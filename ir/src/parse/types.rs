@@ -2,8 +2,10 @@
 //! `!stablehlo.future<...>`, element types,
 //! `complex<f32>`, function types `(a, b) -> c`.
 //!
-//! Invariants: only ranked, static tensors are accepted (dynamic dims, unranked tensors,
-//! encodings and quantized element types are clear errors); the element count of a
+//! Invariants: only ranked tensors of static or bounded shape are accepted (a bounded type,
+//! `tensor<?x3xi32, #stablehlo.bounds<48, ?>>`, reads as its bound `tensor<48x3xi32>` and is
+//! logged in `Parser::bounded_types` for `bounded` to check; unbounded `?` dims, unranked
+//! tensors, other encodings and quantized element types are clear errors); the element count of a
 //! tensor type is checked against [`MAX_ELEMENTS`] with overflow-safe arithmetic.
 //! Tensor types in the common compact spelling (`tensor<4x8xf32>`) are read from the
 //! bytes and cached by their text, so a repeated type costs one scan and one hash lookup.
@@ -130,6 +132,8 @@ impl<'a> Parser<'a> {
         i += 1;
         let mut shape = Vec::new();
         let mut count: u64 = 1;
+        let mut dynamic: Vec<usize> = Vec::new();
+        let mut first_dynamic = None;
         loop {
             let d0 = i;
             while i < b.len() && b[i].is_ascii_digit() {
@@ -137,14 +141,13 @@ impl<'a> Parser<'a> {
             }
             if i == d0 {
                 match b.get(i) {
-                    Some(b'?') => {
-                        return self.err_at(
-                            Span {
-                                start: i as u32,
-                                end: i as u32 + 1,
-                            },
-                            "dynamic dimensions are unsupported (static shapes only)",
-                        )
+                    Some(b'?') if b.get(i + 1) == Some(&b'x') && shape.len() < 64 => {
+                        // Bounded only with a `#stablehlo.bounds` encoding (checked below).
+                        dynamic.push(shape.len());
+                        first_dynamic.get_or_insert(i as u32);
+                        shape.push(0);
+                        i += 2;
+                        continue;
                     }
                     Some(b'*') => {
                         return self.err_at(
@@ -191,14 +194,83 @@ impl<'a> Parser<'a> {
         self.seek(i);
         let elem = self.parse_elem_type()?;
         if self.at(Tok::Comma) {
-            let t = self.peek();
+            let t = self.bump();
+            let enc = self.peek();
+            if enc.kind != Tok::Hash || self.text(enc) != "#stablehlo.bounds" {
+                return self.err_at(
+                    Self::span_of(t),
+                    "tensor encodings other than #stablehlo.bounds (e.g. sparsity) are unsupported",
+                );
+            }
+            self.parse_bounds(&mut shape, &dynamic)?;
+        } else if let Some(q) = first_dynamic {
             return self.err_at(
-                Self::span_of(t),
-                "tensor encodings (bounded dynamism, sparsity) are unsupported",
+                Span {
+                    start: q,
+                    end: q + 1,
+                },
+                "dynamic dimensions are unsupported (static shapes only; a '?' needs a \
+                 #stablehlo.bounds encoding)",
             );
         }
         self.expect(Tok::Greater, "'>' to close the tensor type")?;
-        Ok(self.m.types.tensor(elem, &shape))
+        let elems = shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d as u64));
+        if elems.is_none_or(|n| n > MAX_ELEMENTS) {
+            return self.err_at(
+                Span {
+                    start: start as u32,
+                    end: self.pos as u32,
+                },
+                format!("tensor type has more than {MAX_ELEMENTS} elements"),
+            );
+        }
+        let ty = self.m.types.tensor(elem, &shape);
+        if !dynamic.is_empty() {
+            let mask = dynamic.iter().fold(0u64, |m, &d| m | 1 << d);
+            let span = Span {
+                start: start as u32,
+                end: self.pos as u32,
+            };
+            self.bounded_types.push((span, mask));
+        }
+        Ok(ty)
+    }
+
+    /// `#stablehlo.bounds<b0, ?, ...>` after a tensor type's element type (cursor on the
+    /// `#stablehlo.bounds` token): a bound for each `?` dimension and `?` for each static one.
+    /// Replaces the dynamic dims of `shape` by their bounds.
+    fn parse_bounds(&mut self, shape: &mut [i64], dynamic: &[usize]) -> PResult<()> {
+        let enc = self.bump();
+        self.expect(Tok::Less, "'<' after '#stablehlo.bounds'")?;
+        for (d, extent) in shape.iter_mut().enumerate() {
+            if d > 0 {
+                self.expect(Tok::Comma, "',' between bounds")?;
+            }
+            let t = self.peek();
+            match (dynamic.contains(&d), t.kind) {
+                (false, Tok::Question) => {
+                    self.bump();
+                }
+                (true, Tok::Int) => {
+                    let b: i64 = match self.text(t).parse() {
+                        Ok(b) => b,
+                        Err(_) => return self.err_at(Self::span_of(t), "bound too large"),
+                    };
+                    self.bump();
+                    *extent = b;
+                }
+                (true, _) => return self.err_expected(t, "an integer bound for a '?' dimension"),
+                (false, _) => return self.err_expected(t, "'?' (the dimension is static)"),
+            }
+        }
+        if dynamic.is_empty() {
+            return self.err_at(
+                Self::span_of(enc),
+                "#stablehlo.bounds on a static tensor type",
+            );
+        }
+        self.expect(Tok::Greater, "'>' to close '#stablehlo.bounds'")?;
+        Ok(())
     }
 
     /// An element type keyword, `complex<f32|f64>`.

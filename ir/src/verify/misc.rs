@@ -23,6 +23,13 @@ pub(super) fn check(v: &mut OpV) {
             super::custom_call::check(v);
             None
         }
+        SetDimensionSize => {
+            v.err(
+                "",
+                "bounded dynamism is lowered by the parser; a module cannot hold this op",
+            );
+            None
+        }
         ChloTopK => top_k(v),
         ChloConstantLike => constant_like(v),
         ChloConstant => chlo_constant(v),
