@@ -137,7 +137,7 @@ impl Lowerer<'_> {
         ops.sort_by_key(|o| self.plan.graph.pos.get(o).copied().unwrap_or(usize::MAX));
         let works: Vec<OpWork> = ops.iter().map(|&op| self.work_of(op, true)).collect();
         // Merged ops do no work of their own ([`crate::engine::combine`]).
-        let (_, works) = self.combine(&ops, &works);
+        let (_, works, _) = self.combine(&ops, &works);
         let mut out = [0.0; 4];
         for (&op, work) in ops.iter().zip(works) {
             let o = self.m.op(op);

@@ -41,6 +41,9 @@
 //! step 23.051 ms with the first operand's producer, 22.865 ms with the latest), and a
 //! two-op `TensorScalar` may still merge into a ScalarE function (`x*s+b` then `exp` is
 //! one `Activation.exp(x*s+b)`).
+//! A shift the kernel's matmul applies as extra contraction rows (`engine::shift`: the
+//! recomputed attention's `- bcast(max)`) takes over its data's open group and emits
+//! nothing, so `exp` after it still merges the eviction's `x*s+b`.
 //! Invariants: a merged op emits no instruction (its result passes through like a
 //! relabel: the combined instruction reads its operands' buffers); the combined
 //! instruction is costed once, as one pass reading `inputs` tensors, so the roofline's
@@ -188,20 +191,32 @@ fn meet(a: &'static [Engine], b: &'static [Engine]) -> Option<&'static [Engine]>
 
 /// An open group: scalar ops that a later consumer may still absorb.
 #[derive(Clone, Debug)]
-struct Open {
-    ops: Vec<ScalarOp>,
-    engines: &'static [Engine],
+pub(crate) struct Open {
+    pub(crate) ops: Vec<ScalarOp>,
+    pub(crate) engines: &'static [Engine],
 }
 
 /// The roles of the ops of one kernel (`ops` in program order, `works` their work).
 /// `keep_act`: the op a matmul's PSUM eviction applies, which may merge into its consumer
 /// only when the eviction can still apply the combined instruction.
-pub fn plan(cx: &Ctx, ops: &[OpId], works: &[OpWork], keep_act: Option<usize>) -> Vec<Role> {
+/// `shift`: an op the kernel's matmul applies as extra contraction rows
+/// ([`crate::engine::shift`]): it passes its data's open group on and emits nothing.
+pub fn plan(
+    cx: &Ctx,
+    ops: &[OpId],
+    works: &[OpWork],
+    keep_act: Option<usize>,
+    shift: Option<usize>,
+) -> Vec<Role> {
     let index: FxHashMap<OpId, usize> = ops.iter().enumerate().map(|(i, &o)| (o, i)).collect();
     let relaid: FxHashSet<OpId> = cx.layout.relayouts.iter().map(|r| r.consumer).collect();
     let mut open: Vec<Option<Open>> = vec![None; ops.len()];
     let mut roles = vec![Role::Alone; ops.len()];
     for c in 0..ops.len() {
+        if Some(c) == shift {
+            crate::engine::shift::pass_shift(cx, &index, &mut open, &mut roles, ops[c], c);
+            continue;
+        }
         let own = scalar_op(cx, ops[c], &works[c]);
         let merge = if relaid.contains(&ops[c]) {
             None
@@ -351,7 +366,11 @@ fn arithmetic(k: OpKind) -> bool {
 }
 
 /// `op` as a scalar op: (the op, its data operand, its engines).
-fn scalar_op(cx: &Ctx, op: OpId, work: &OpWork) -> Option<(ScalarOp, ValueId, &'static [Engine])> {
+pub(crate) fn scalar_op(
+    cx: &Ctx,
+    op: OpId,
+    work: &OpWork,
+) -> Option<(ScalarOp, ValueId, &'static [Engine])> {
     let OpWork::Elementwise {
         inputs: 1, engines, ..
     } = *work
@@ -382,7 +401,7 @@ fn scalar_op(cx: &Ctx, op: OpId, work: &OpWork) -> Option<(ScalarOp, ValueId, &'
 
 /// Whether `v` is a full tile of `res`'s shape: same shape, a float element type an
 /// engine computes in, and the same partition dimension.
-fn same_tile(cx: &Ctx, v: ValueId, res: ValueId) -> bool {
+pub(crate) fn same_tile(cx: &Ctx, v: ValueId, res: ValueId) -> bool {
     let m = cx.m;
     let (Some(a), Some(b)) = (m.tensor_type(v), m.tensor_type(res)) else {
         return false;
@@ -396,7 +415,7 @@ fn same_tile(cx: &Ctx, v: ValueId, res: ValueId) -> bool {
 }
 
 /// Whether `user` is the only op (and no terminator or nested region) that reads `v`.
-fn only_used_by(cx: &Ctx, v: ValueId, user: OpId) -> bool {
+pub(crate) fn only_used_by(cx: &Ctx, v: ValueId, user: OpId) -> bool {
     let users = cx.graph.users_of(cx.m, v);
     !users.is_empty() && users.iter().all(|&(op, j)| op == user && j != usize::MAX)
 }
@@ -427,7 +446,9 @@ impl Lowerer<'_> {
     /// op. An op that eviction would apply merges only into an instruction that eviction
     /// can still apply. Without [`crate::engine::EngineOptions::combine`] every op is
     /// alone (the pricing still holds).
-    pub(crate) fn combine(&self, ops: &[OpId], works: &[OpWork]) -> (Vec<Role>, Vec<OpWork>) {
+    /// The third result: whether the kernel's matmul applies a shift as extra contraction
+    /// rows ([`crate::engine::shift`]).
+    pub(crate) fn combine(&self, ops: &[OpId], works: &[OpWork]) -> (Vec<Role>, Vec<OpWork>, bool) {
         let cx = Ctx {
             m: self.m,
             graph: &self.plan.graph,
@@ -436,16 +457,17 @@ impl Lowerer<'_> {
         };
         let works = price_broadcasts(&cx, ops, works);
         if !self.opts.combine {
-            return (vec![Role::Alone; ops.len()], works);
+            return (vec![Role::Alone; ops.len()], works, false);
         }
         let keep_act = works
             .iter()
             .position(|w| *w == OpWork::Matmul)
             .and_then(|mi| crate::engine::emit_mm::fusable_epilogue(self, ops, &works, mi))
             .map(|(j, _)| j);
-        let roles = plan(&cx, ops, &works, keep_act);
+        let shift = crate::engine::shift::contraction_shift(&cx, ops, &works);
+        let roles = plan(&cx, ops, &works, keep_act, shift);
         let works = apply(&works, &roles);
-        (roles, works)
+        (roles, works, shift.is_some())
     }
 
     /// Names instruction `id` after the combined instruction `c` it is (`emit_mm` costs
@@ -482,7 +504,7 @@ mod tests {
             layout: &plan.layout,
             span: None,
         };
-        let roles = super::plan(&cx, ops, &works, None);
+        let roles = super::plan(&cx, ops, &works, None, None);
         let names = roles
             .iter()
             .map(|r| match r {

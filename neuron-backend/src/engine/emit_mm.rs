@@ -30,6 +30,8 @@ pub(crate) struct MmArgs {
     pub nm: u64,
     /// Columns per chunk.
     pub group: u64,
+    /// Contraction rows added for a shift the matmul applies (`engine::shift`).
+    pub shift_rows: u64,
 }
 
 /// Emits LoadStationary, MultiplyMoving and the PSUM eviction for `count` chunks starting
@@ -50,8 +52,9 @@ pub(crate) fn matmul_record(
     let model = lw.opts.model.clone();
     let ng = a.nm.div_ceil(a.group).max(1);
     let mt_count = a.ms.div_ceil(128).max(1);
-    let kt = a.d.k.div_ceil(128).max(1);
-    let kp = a.d.k.clamp(1, 128) as u32;
+    let rows = a.d.k + a.shift_rows;
+    let kt = rows.div_ceil(128).max(1);
+    let kp = rows.clamp(1, 128) as u32;
     let (mut ls_n, mut ls_t, mut mm_n, mut mm_t, mut ev_n, mut max_tiles) =
         (0u64, 0.0, 0u64, 0.0, 0u64, 0u64);
     let mut widths: Vec<(u32, u32)> = Vec::new(); // (partitions, columns) of evicted tiles

@@ -65,6 +65,8 @@ pub(crate) struct Mm {
     /// The fused op itself: the eviction also reads its other operands (a `[P, 1]` scale
     /// or bias).
     pub(super) fused_op: Option<OpId>,
+    /// Extra contraction rows of a shift the matmul applies (`engine::shift`).
+    pub(super) shift_rows: u64,
 }
 
 /// Per-kernel lowering context.
@@ -180,8 +182,11 @@ pub(crate) fn lower_compute(
             }
         }
     }
-    let (roles, works) = lw.combine(ops, &works);
-    let mm = matmul_of(lw, ops, &works);
+    let (roles, works, shifted) = lw.combine(ops, &works);
+    let mut mm = matmul_of(lw, ops, &works);
+    if let (Some(mm), true) = (mm.as_mut(), shifted) {
+        mm.shift_rows = crate::engine::shift::shift_rows(mm.fp32);
+    }
     let whole = mm.is_some()
         || works
             .iter()
@@ -416,6 +421,7 @@ pub(crate) fn matmul_of(lw: &Lowerer, ops: &[OpId], works: &[OpWork]) -> Option<
         fused,
         fused_out,
         fused_op,
+        shift_rows: 0,
     })
 }
 
@@ -785,5 +791,6 @@ fn mm_args(mm: &Mm) -> crate::engine::emit_mm::MmArgs {
         ms: mm.ms,
         nm: mm.nm,
         group: CHUNK_COLS,
+        shift_rows: mm.shift_rows,
     }
 }

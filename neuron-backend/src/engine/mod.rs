@@ -16,6 +16,8 @@
 //!   `scalar_tensor_tensor`).
 //! * `operands` — which operands of a kernel's elementwise ops are `[P, 1]` scalars to
 //!   its instructions and which are full tiles (broadcasts varying along the free axis).
+//! * `shift` — a shift along the free axis of a matmul's result (the recomputed
+//!   attention's `- max`) applied by the matmul as extra contraction rows.
 //! * [`tiling`] — tiles, matmul dimensions, storage roots.
 //! * [`memory`] — SBUF allocator (next-fit or oldest-tenant-first placement), PSUM banks.
 //! * `narrow` — which FP32 values auto-cast lets us hold as BF16.
@@ -51,6 +53,7 @@ pub mod opaque;
 mod operands;
 mod row_order;
 pub mod schedule;
+mod shift;
 pub mod tiling;
 
 pub use cost::CoreModel;
