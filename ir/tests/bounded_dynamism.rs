@@ -167,3 +167,17 @@ fn scatter_operands_must_share_their_size() {
         "{m}"
     );
 }
+
+#[test]
+fn resizing_a_bounded_value_is_named_as_such() {
+    // torch_xla with XLA_EXPERIMENTAL=masked_select: masked_scatter of a masked_select.
+    let src = "func.func @main(%x: tensor<4xf32>, %n: tensor<i32>, %m: tensor<i32>) -> tensor<4xf32> {
+  %0 = stablehlo.set_dimension_size %x, %n, dim = 0 : (tensor<4xf32>, tensor<i32>) -> tensor<?xf32, #stablehlo.bounds<4>>
+  %1 = stablehlo.set_dimension_size %0, %m, dim = 0 : (tensor<?xf32, #stablehlo.bounds<4>>, tensor<i32>) -> tensor<?xf32, #stablehlo.bounds<4>>
+  return %x : tensor<4xf32>
+}
+";
+    let (l, c, m) = err(src);
+    assert_eq!((l, c), (3, 8));
+    assert!(m.contains("of a value that is already bounded"), "{m}");
+}

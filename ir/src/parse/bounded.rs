@@ -91,6 +91,9 @@ impl Parser<'_> {
             return bad("expects the result's bounds to be the operand's static shape");
         }
         let masks: Vec<u64> = self.bounded_in(span).map(|(_, m)| m).collect();
+        if masks.len() > 1 {
+            return bad("of a value that is already bounded (dynamic) is unsupported");
+        }
         if masks != [1u64 << dim] {
             return bad(&format!(
                 "expects a result type dynamic ('?' with #stablehlo.bounds) in dimension {dim} only"
