@@ -4,18 +4,9 @@
 
 use neuronc_ir::{parse_module, print_module, verify_module, OpKind, PrintOptions};
 
-/// Parses `src` expecting failure; returns (line, column, message), 1-based.
-fn err(src: &str) -> (usize, usize, String) {
-    let e = match parse_module(src) {
-        Ok(_) => panic!("expected a parse error for:\n{src}"),
-        Err(e) => e.0,
-    };
-    let at = e.span.start as usize;
-    let before = &src[..at];
-    let line = before.matches('\n').count() + 1;
-    let col = at - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-    (line, col, e.message)
-}
+mod common;
+
+use common::parse_err as err;
 
 /// A 4-element overwrite scatter whose `n` first index rows (of 3) and updates exist;
 /// `idx_ty` / `upd_ty` are the scatter's operand types as written.

@@ -1,19 +1,8 @@
 //! Parse errors: exact messages and positions (line:column of the offending token).
 
-use neuronc_ir::parse_module;
+mod common;
 
-/// Parses `src` expecting failure; returns (line, column, message), 1-based.
-fn err(src: &str) -> (usize, usize, String) {
-    let e = match parse_module(src) {
-        Ok(_) => panic!("expected a parse error for:\n{src}"),
-        Err(e) => e.0,
-    };
-    let at = e.span.start as usize;
-    let before = &src[..at];
-    let line = before.matches('\n').count() + 1;
-    let col = at - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-    (line, col, e.message)
-}
+use common::parse_err as err;
 
 fn func(body: &str) -> String {
     format!("func.func @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {{\n{body}\n}}\n")

@@ -1,5 +1,5 @@
-//! Helpers shared by the parser/printer integration tests: fixture discovery and
-//! `// -----` chunking.
+//! Helpers shared by the parser/printer integration tests: fixture discovery,
+//! `// -----` chunking, and parse errors as (line, column, message).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -93,4 +93,17 @@ pub fn chunks() -> Vec<Chunk> {
         }
     }
     out
+}
+
+/// Parses `src` expecting failure; returns (line, column, message), 1-based.
+pub fn parse_err(src: &str) -> (usize, usize, String) {
+    let e = match neuronc_ir::parse_module(src) {
+        Ok(_) => panic!("expected a parse error for:\n{src}"),
+        Err(e) => e.0,
+    };
+    let at = e.span.start as usize;
+    let before = &src[..at];
+    let line = before.matches('\n').count() + 1;
+    let col = at - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, col, e.message)
 }
