@@ -159,6 +159,9 @@ impl Lowerer<'_> {
                         out[2] += rows * per_elem(model, Engine::Scalar, 1);
                     }
                 }
+                OpWork::ReduceFree {
+                    accumulate: true, ..
+                } => {}
                 OpWork::ReduceFree { inputs, .. } => {
                     out[1] += rows * per_elem(model, Engine::Vector, inputs);
                 }

@@ -43,8 +43,14 @@ pub enum OpWork {
         inputs: u8,
         engines: &'static [Engine],
     },
-    /// Free-axis reduction (VectorE).
-    ReduceFree { name: &'static str, inputs: u8 },
+    /// Free-axis reduction (VectorE); `accumulate`: an add-reduce that the ScalarE
+    /// instruction producing its operand accumulates (`engine::accumulate`), leaving only
+    /// the read-back of ScalarE's accumulator registers.
+    ReduceFree {
+        name: &'static str,
+        inputs: u8,
+        accumulate: bool,
+    },
     /// Reduction across partitions (GpSimd).
     ReducePartition { name: &'static str },
     /// GpSimd work costing `cycles_per_elem` per output element per lane group.
@@ -181,7 +187,11 @@ pub fn op_work(m: &Module, op: OpId, cross_partition: bool, in_compute_kernel: b
             return if cross_partition {
                 OpWork::ReducePartition { name }
             } else {
-                OpWork::ReduceFree { name, inputs }
+                OpWork::ReduceFree {
+                    name,
+                    inputs,
+                    accumulate: false,
+                }
             };
         }
         _ => {}
@@ -224,6 +234,7 @@ pub fn op_work(m: &Module, op: OpId, cross_partition: bool, in_compute_kernel: b
         ReduceWindow => OpWork::ReduceFree {
             name: "window",
             inputs: 1,
+            accumulate: false,
         },
         BatchNormInference | BatchNormTraining | BatchNormGrad => OpWork::Elementwise {
             name: k.short_name(),

@@ -466,7 +466,8 @@ impl Lowerer<'_> {
             .map(|(j, _)| j);
         let shift = crate::engine::shift::contraction_shift(&cx, ops, &works);
         let roles = plan(&cx, ops, &works, keep_act, shift);
-        let works = apply(&works, &roles);
+        let mut works = apply(&works, &roles);
+        crate::engine::accumulate::mark(self.m, ops, &mut works, &roles);
         (roles, works, shift.is_some())
     }
 

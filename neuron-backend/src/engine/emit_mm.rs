@@ -225,7 +225,23 @@ pub(crate) fn compute_record(
                 n * model.ew_ideal_s(e, f_out, ins(e)),
             )
         }
-        OpWork::ReduceFree { name, inputs } => {
+        OpWork::ReduceFree {
+            name,
+            accumulate: true,
+            ..
+        } => {
+            // Read back ScalarE's accumulator registers (facts §2.3: about 64 cycles).
+            let e = Engine::Scalar;
+            let read = crate::engine::accumulate::READ_BACK_CYCLES;
+            let cost = n * (read + model.access_overhead_cycles) / model.hz(e);
+            lw.account(&[e], |e| n * read / model.hz(e));
+            let op = Opcode::Activation {
+                func: format!("accumulate.{name}"),
+                evict: false,
+            };
+            (e, op, f_in, cost, n * read / model.hz(e))
+        }
+        OpWork::ReduceFree { name, inputs, .. } => {
             let e = Engine::Vector;
             lw.account(&[e], |e| n * model.ew_ideal_s(e, f_in, inputs));
             let op = Opcode::ReduceFree {

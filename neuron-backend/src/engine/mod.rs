@@ -14,6 +14,8 @@
 //! * [`combine`] — instruction combining: a producer merged into its single consumer
 //!   when one instruction computes both (`activation`, `tensor_scalar`,
 //!   `scalar_tensor_tensor`).
+//! * `accumulate` — free-axis add-reduces that the ScalarE instruction producing their
+//!   operand accumulates (softmax's sum of exponentials).
 //! * `operands` — which operands of a kernel's elementwise ops are `[P, 1]` scalars to
 //!   its instructions and which are full tiles (broadcasts varying along the free axis).
 //! * `shift` — a shift along the free axis of a matmul's result (the recomputed
@@ -35,6 +37,7 @@
 //! `predicted_time_s >= roofline_time_s`; the schedule respects every dependency and
 //! never overlaps two instructions of one engine.
 
+mod accumulate;
 mod balance;
 pub mod classify;
 pub mod combine;
