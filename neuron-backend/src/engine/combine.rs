@@ -200,7 +200,7 @@ pub(crate) struct Open {
 /// `keep_act`: the op a matmul's PSUM eviction applies, which may merge into its consumer
 /// only when the eviction can still apply the combined instruction.
 /// `shift`: an op the kernel's matmul applies as extra contraction rows
-/// ([`crate::engine::shift`]): it passes its data's open group on and emits nothing.
+/// (`engine::shift`): it passes its data's open group on and emits nothing.
 pub fn plan(
     cx: &Ctx,
     ops: &[OpId],
@@ -446,8 +446,9 @@ impl Lowerer<'_> {
     /// op. An op that eviction would apply merges only into an instruction that eviction
     /// can still apply. Without [`crate::engine::EngineOptions::combine`] every op is
     /// alone (the pricing still holds).
-    /// The third result: whether the kernel's matmul applies a shift as extra contraction
-    /// rows ([`crate::engine::shift`]).
+    /// Free-axis add-reduces that a ScalarE instruction accumulates are marked in the work
+    /// list (`engine::accumulate`). The third result: whether the kernel's matmul applies a
+    /// shift as extra contraction rows (`engine::shift`).
     pub(crate) fn combine(&self, ops: &[OpId], works: &[OpWork]) -> (Vec<Role>, Vec<OpWork>, bool) {
         let cx = Ctx {
             m: self.m,
