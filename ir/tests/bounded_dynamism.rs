@@ -8,9 +8,9 @@ mod common;
 
 use common::parse_err as err;
 
-/// A 4-element overwrite scatter whose `n` first index rows (of 3) and updates exist;
-/// `idx_ty` / `upd_ty` are the scatter's operand types as written.
-fn scatter_program(sds_idx: &str, sds_upd: &str, idx_ty: &str, upd_ty: &str) -> String {
+/// A 4-element overwrite scatter whose `n` first index rows (of 3) and updates exist:
+/// `sds_idx` / `sds_upd` define `%0` / `%1`, `idx_ty` is the indices' type as written.
+fn scatter_program(sds_idx: &str, sds_upd: &str, idx_ty: &str) -> String {
     format!(
         "func.func @main(%x: tensor<4xf32>, %i: tensor<3x1xi32>, %u: tensor<3xf32>, %n: tensor<i32>) -> tensor<4xf32> {{
   %0 = {sds_idx}
@@ -18,7 +18,7 @@ fn scatter_program(sds_idx: &str, sds_upd: &str, idx_ty: &str, upd_ty: &str) -> 
   %2 = \"stablehlo.scatter\"(%x, %0, %1) <{{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}}> ({{
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     stablehlo.return %b : tensor<f32>
-  }}) : (tensor<4xf32>, {idx_ty}, {upd_ty}) -> tensor<4xf32>
+  }}) : (tensor<4xf32>, {idx_ty}, {UPD_TY}) -> tensor<4xf32>
   return %2 : tensor<4xf32>
 }}
 "
@@ -28,12 +28,24 @@ fn scatter_program(sds_idx: &str, sds_upd: &str, idx_ty: &str, upd_ty: &str) -> 
 const IDX_TY: &str = "tensor<?x1xi32, #stablehlo.bounds<3, ?>>";
 const UPD_TY: &str = "tensor<?xf32, #stablehlo.bounds<3>>";
 
+/// `set_dimension_size` of the indices `%i` along `dim`, to type `ty` (pretty syntax).
+fn idx_sds(dim: u32, ty: &str) -> String {
+    format!(
+        "stablehlo.set_dimension_size %i, %n, dim = {dim} : (tensor<3x1xi32>, tensor<i32>) -> {ty}"
+    )
+}
+
+/// `set_dimension_size` of the updates `%u` to the runtime size `size` (pretty syntax).
+fn upd_sds(size: &str) -> String {
+    format!("stablehlo.set_dimension_size %u, {size}, dim = 0 : (tensor<3xf32>, tensor<i32>) -> {UPD_TY}")
+}
+
 fn torch_form() -> String {
+    // The updates' set_dimension_size in the generic syntax.
     scatter_program(
-        &format!("stablehlo.set_dimension_size %i, %n, dim = 0 : (tensor<3x1xi32>, tensor<i32>) -> {IDX_TY}"),
+        &idx_sds(0, IDX_TY),
         &format!("\"stablehlo.set_dimension_size\"(%u, %n) <{{dimension = 0 : i64}}> : (tensor<3xf32>, tensor<i32>) -> {UPD_TY}"),
         IDX_TY,
-        UPD_TY,
     )
 }
 
@@ -114,12 +126,7 @@ fn malformed_bounds_are_errors() {
 #[test]
 fn result_must_be_dynamic_in_the_named_dimension() {
     let wrong = "tensor<3x?xi32, #stablehlo.bounds<?, 1>>";
-    let src = scatter_program(
-        &format!("stablehlo.set_dimension_size %i, %n, dim = 0 : (tensor<3x1xi32>, tensor<i32>) -> {wrong}"),
-        &format!("stablehlo.set_dimension_size %u, %n, dim = 0 : (tensor<3xf32>, tensor<i32>) -> {UPD_TY}"),
-        wrong,
-        UPD_TY,
-    );
+    let src = scatter_program(&idx_sds(0, wrong), &upd_sds("%n"), wrong);
     let (l, c, m) = err(&src);
     assert_eq!((l, c), (2, 8));
     assert!(
@@ -131,12 +138,7 @@ fn result_must_be_dynamic_in_the_named_dimension() {
 #[test]
 fn dynamic_index_vector_dimension_is_an_error() {
     let idx = "tensor<3x?xi32, #stablehlo.bounds<?, 1>>";
-    let src = scatter_program(
-        &format!("stablehlo.set_dimension_size %i, %n, dim = 1 : (tensor<3x1xi32>, tensor<i32>) -> {idx}"),
-        &format!("stablehlo.set_dimension_size %u, %n, dim = 0 : (tensor<3xf32>, tensor<i32>) -> {UPD_TY}"),
-        idx,
-        UPD_TY,
-    );
+    let src = scatter_program(&idx_sds(1, idx), &upd_sds("%n"), idx);
     let (l, c, m) = err(&src);
     assert_eq!((l, c), (4, 8));
     assert_eq!(m, "scatter's index vector dimension is dynamic");
@@ -144,13 +146,8 @@ fn dynamic_index_vector_dimension_is_an_error() {
 
 #[test]
 fn scatter_operands_must_share_their_size() {
-    let src = scatter_program(
-        &format!("stablehlo.set_dimension_size %i, %n, dim = 0 : (tensor<3x1xi32>, tensor<i32>) -> {IDX_TY}"),
-        &format!("stablehlo.set_dimension_size %u, %x2, dim = 0 : (tensor<3xf32>, tensor<i32>) -> {UPD_TY}"),
-        IDX_TY,
-        UPD_TY,
-    )
-    .replace("%n: tensor<i32>)", "%n: tensor<i32>, %x2: tensor<i32>)");
+    let src = scatter_program(&idx_sds(0, IDX_TY), &upd_sds("%x2"), IDX_TY)
+        .replace("%n: tensor<i32>)", "%n: tensor<i32>, %x2: tensor<i32>)");
     let (l, c, m) = err(&src);
     assert_eq!((l, c), (4, 8));
     assert!(

@@ -214,8 +214,9 @@ impl<'a> Parser<'a> {
             );
         }
         self.expect(Tok::Greater, "'>' to close the tensor type")?;
+        // Static dims were counted as they were read; bounds are known only now.
         let elems = shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d as u64));
-        if elems.is_none_or(|n| n > MAX_ELEMENTS) {
+        if !dynamic.is_empty() && elems.is_none_or(|n| n > MAX_ELEMENTS) {
             return self.err_at(
                 Span {
                     start: start as u32,

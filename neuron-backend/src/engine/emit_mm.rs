@@ -234,12 +234,13 @@ pub(crate) fn compute_record(
             let e = Engine::Scalar;
             let read = crate::engine::accumulate::READ_BACK_CYCLES;
             let cost = n * (read + model.access_overhead_cycles) / model.hz(e);
-            lw.account(&[e], |e| n * read / model.hz(e));
+            let ideal = n * read / model.hz(e);
+            lw.account(&[e], |_| ideal);
             let op = Opcode::Activation {
                 func: format!("accumulate.{name}"),
                 evict: false,
             };
-            (e, op, f_in, cost, n * read / model.hz(e))
+            (e, op, f_in, cost, ideal)
         }
         OpWork::ReduceFree { name, inputs, .. } => {
             let e = Engine::Vector;

@@ -36,6 +36,7 @@ use crate::engine::classify::OpWork;
 use crate::engine::combine::{only_used_by, same_tile, scalar_op, Combined, Ctx, Form, Open, Role};
 use crate::engine::operands::scalar_operand;
 use neuronc_ir::{OpId, OpKind, ValueDef, ValueId};
+use neuronc_passes::ir_util::{def_of_kind, splat_ref};
 use rustc_hash::FxHashMap;
 
 /// Contraction rows a folded shift adds to a matmul (`fp32`: the operands stay FP32).
@@ -96,7 +97,7 @@ fn is_shift(
 /// operand, of a value computed outside the kernel.
 fn row_shift(cx: &Ctx, index: &FxHashMap<OpId, usize>, shift: ValueId, res: ValueId) -> bool {
     let m = cx.m;
-    let ValueDef::Result(b, _) = m.value(shift).def else {
+    let Some(b) = def_of_kind(m, shift, OpKind::BroadcastInDim) else {
         return false;
     };
     let bo = m.op(b);
@@ -110,8 +111,7 @@ fn row_shift(cx: &Ctx, index: &FxHashMap<OpId, usize>, shift: ValueId, res: Valu
     ) else {
         return false;
     };
-    bo.kind == OpKind::BroadcastInDim
-        && !inside
+    !inside
         && scalar_operand(cx, shift, res).is_none()
         && st
             .shape
@@ -169,18 +169,11 @@ fn uniform(cx: &Ctx, q: OpId, data: ValueId) -> bool {
     let Some(&s) = m.op(q).operands.iter().find(|&&x| x != data) else {
         return false;
     };
-    if neuronc_passes::ir_util::splat_ref(m, s).is_some() {
-        return true;
-    }
-    match m.value(s).def {
-        ValueDef::Result(b, _) if m.op(b).kind == OpKind::BroadcastInDim => m
-            .op(b)
-            .operands
-            .first()
+    splat_ref(m, s).is_some()
+        || def_of_kind(m, s, OpKind::BroadcastInDim)
+            .and_then(|b| m.op(b).operands.first())
             .and_then(|&x| m.tensor_type(x))
-            .is_some_and(|t| t.shape.iter().all(|&n| n == 1)),
-        _ => false,
-    }
+            .is_some_and(|t| t.shape.iter().all(|&n| n == 1))
 }
 
 /// Op `c` (at `op`), applied by the matmul: the open group of its data operand (operand
